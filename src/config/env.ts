@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { formatIssues } from './issues.js';
+
+const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+const bool = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+    .default(def ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/**
+ * The environment, in the order of `.env.example`. Every key has a default except the ones
+ * that only the worker needs (TENANTS_FILE); commands that need them check with `requireEnv`.
+ */
+export const envSchema = z.object({
+  /** Redis for queues and state. */
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key this worker writes (queues and state). Keep a `{hash tag}` for Redis Cluster. */
+  KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ . - { } only (no colon)')
+    .default('{cs}'),
+  /** The collections service API, ending in /api-service/v1. */
+  COLLECTIONS_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((u) => /\/api-service\/v1\/?$/.test(u), 'must end with /api-service/v1')
+    .transform((u) => u.replace(/\/$/, ''))
+    .default('http://127.0.0.1:4010/api-service/v1'),
+  /** The address serving /auth/v1/api-key/auth (no path). */
+  COLLECTIONS_AUTH_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/$/, ''))
+    .default('http://127.0.0.1:4010'),
+  /** The tenants file (JSON). */
+  TENANTS_FILE: z.string().min(1).default('./tenants.json'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Human-readable logs (development only; needs the pino-pretty package). */
+  LOG_PRETTY: bool(false),
+  /** Jobs one worker process runs at once, per queue. */
+  WORKER_CONCURRENCY: int(8, 1, 256),
+  /** Requests one sync run keeps in flight to the service. */
+  SYNC_CONCURRENCY: int(16, 1, 256),
+  /** Requests in flight to the service per tenant, across all processes. */
+  TENANT_INFLIGHT_LIMIT: int(32, 1, 1024),
+  HTTP_CONNECT_TIMEOUT_MS: int(5_000, 100, 120_000),
+  HTTP_HEADERS_TIMEOUT_MS: int(15_000, 100, 120_000),
+  HTTP_BODY_TIMEOUT_MS: int(15_000, 100, 120_000),
+  /** Total time for one request, including retries of the transient class. */
+  HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 300_000),
+  HTTP_RETRIES: int(4, 0, 10),
+  /** Token lifetime when the token has no `exp` claim. */
+  TOKEN_LIFETIME_S: int(300, 1, 86_400 * 7),
+  /** Rotate this fraction of the lifetime before expiry. */
+  TOKEN_REFRESH_MARGIN: z.coerce.number().gt(0).lt(1).default(0.2),
+  /** Incremental reads start this far before the cursor; content hashes make the overlap free. */
+  CURSOR_LOOKBACK_S: int(300, 0, 86_400 * 7),
+  /** Port of /healthz, /readyz and /metrics (0 = off). */
+  OPS_PORT: int(9464, 0, 65_535),
+  SHUTDOWN_TIMEOUT_MS: int(25_000, 1_000, 600_000),
+  /** A second call to the same number within this many hours is refused. */
+  CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
+  /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
+  PLATFORM_TOKEN_KEY: z.string().optional(),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once; every bad key is reported in one message. Empty strings count as unset. */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): Readonly<Env> {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = source[key];
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid environment:\n${formatIssues(parsed.error.issues, (path) => path.join('.'))}`);
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,28 @@
+import { inspect } from 'node:util';
+
+/**
+ * A secret value (client secret, token, refresh token). It prints as `[redacted]` in every form
+ * (String(), JSON, util.inspect, pino), so a config or error that holds one can be logged safely.
+ * Only `reveal()` gives the value, at the single place that sends it.
+ */
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  equals(other: Secret): boolean {
+    return this.#value === other.#value;
+  }
+  toString(): string {
+    return '[redacted]';
+  }
+  toJSON(): string {
+    return '[redacted]';
+  }
+  [inspect.custom](): string {
+    return '[redacted]';
+  }
+}

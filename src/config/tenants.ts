@@ -1,0 +1,150 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { durationMs } from './duration.js';
+import { ConfigError } from './env.js';
+import { formatIssues } from './issues.js';
+import { Secret } from './secret.js';
+
+/** A tenant id: used in Redis keys and BullMQ job ids, so no colon and not a plain integer. */
+export const tenantIdSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, _ and -, starting with a letter, at most 63');
+
+const secret = z.string().min(1, 'must not be empty').transform((v) => new Secret(v));
+const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/$/, ''));
+
+const filePlatform = z.strictObject({ kind: z.literal('file'), path: z.string().min(1) });
+const memoryPlatform = z.strictObject({ kind: z.literal('memory'), name: z.string().min(1).default('default') });
+const xeroPlatform = z.strictObject({
+  kind: z.literal('xero'),
+  clientId: z.string().min(1),
+  clientSecret: secret,
+  refreshToken: secret,
+  xeroTenantId: z.string().min(1),
+  apiUrl: httpUrl.default('https://api.xero.com/api.xro/2.0'),
+  tokenUrl: httpUrl.default('https://identity.xero.com/connect/token'),
+});
+
+export const platformSchema = z.discriminatedUnion('kind', [filePlatform, memoryPlatform, xeroPlatform]);
+
+const scheduleSchema = z
+  .strictObject({
+    /** A fixed interval (`15m`), or */
+    every: durationMs.optional(),
+    /** a cron pattern (`0 *\/6 * * *`), in `tz` (default UTC). */
+    cron: z.string().min(9).optional(),
+    tz: z.string().min(1).optional(),
+    /** The full pass over open invoices (default daily). */
+    reconcileEvery: durationMs.default(86_400_000),
+  })
+  .refine((s) => !(s.every !== undefined && s.cron !== undefined), 'give `every` or `cron`, not both');
+
+const callsSchema = z.strictObject({
+  /** Region for local phone numbers (ISO 3166-1 alpha-2), e.g. SA for 05xxxxxxxx. */
+  defaultRegion: z.string().regex(/^[A-Z]{2}$/, 'two upper-case letters (ISO 3166-1 alpha-2)').default('SA'),
+  aiSettingsTemplateId: z.uuid().nullable().optional(),
+  updateExisting: z.boolean().optional(),
+  countryCode: z.string().regex(/^[A-Z]{2}$/, 'two upper-case letters').nullable().optional(),
+  batchSize: z.number().int().min(10).max(1000).nullable().optional(),
+  /** Contacts per bulk-call request. */
+  requestSize: z.number().int().min(1).max(1000).default(50),
+});
+
+export const tenantSchema = z.strictObject({
+  id: tenantIdSchema,
+  collections: z.strictObject({
+    clientId: z.string().min(1),
+    clientSecret: secret,
+    baseUrl: httpUrl
+      .refine((u) => u.endsWith('/api-service/v1'), 'must end with /api-service/v1')
+      .optional(),
+    authUrl: httpUrl.optional(),
+  }),
+  platform: platformSchema,
+  schedule: scheduleSchema.default({ reconcileEvery: 86_400_000 }),
+  /** Requests in flight to the service for this tenant (overrides TENANT_INFLIGHT_LIMIT). */
+  inFlightLimit: z.number().int().min(1).max(1024).optional(),
+  calls: callsSchema.default({ defaultRegion: 'SA', requestSize: 50 }),
+});
+
+export const tenantsFileSchema = z
+  .strictObject({ tenants: z.array(tenantSchema) })
+  .superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    file.tenants.forEach((t, i) => {
+      if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'id'], message: `duplicate tenant id "${t.id}"` });
+      seen.add(t.id);
+    });
+  });
+
+export type TenantConfig = z.infer<typeof tenantSchema>;
+export type PlatformConfig = z.infer<typeof platformSchema>;
+export type TenantsFile = z.infer<typeof tenantsFileSchema>;
+
+/** Replaces `${VAR}` in every string of the tree; names each missing variable with where it was needed. */
+function substitute(value: unknown, env: NodeJS.ProcessEnv, path: string, missing: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined || v === '') {
+        missing.push(`  - ${path}: environment variable ${name} is not set`);
+        return '';
+      }
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, `${path}[${i}]`, missing));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substitute(v, env, path ? `${path}.${k}` : k, missing)]),
+    );
+  }
+  return value;
+}
+
+/** Names a path as `tenants[0] (acme).collections.clientSecret`. */
+function describePath(raw: unknown, path: PropertyKey[]): string {
+  let out = '';
+  let node: unknown = raw;
+  for (const key of path) {
+    if (typeof key === 'number') {
+      out += `[${key}]`;
+      node = Array.isArray(node) ? node[key] : undefined;
+      const id = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)['id'] : undefined;
+      if (typeof id === 'string') out += ` (${id})`;
+    } else {
+      out += out ? `.${String(key)}` : String(key);
+      node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(key)] : undefined;
+    }
+  }
+  return out;
+}
+
+/** Parses the tenants file's text; every bad key is reported at once, naming the tenant and the field. */
+export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env, source = 'tenants file'): TenantsFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
+  }
+  const missing: string[] = [];
+  const substituted = substitute(raw, env, '', missing);
+  const parsed = tenantsFileSchema.safeParse(substituted);
+  const problems = [...missing];
+  if (!parsed.success) problems.push(formatIssues(parsed.error.issues, (p) => describePath(raw, p)));
+  if (problems.length > 0 || !parsed.success) {
+    throw new ConfigError(`${source} is invalid:\n${problems.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TenantsFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read the tenants file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  return parseTenants(text, env, path);
+}

@@ -1,0 +1,21 @@
+/**
+ * The words of collections-sync. One word, one meaning, everywhere (code, logs, README).
+ *
+ * - tenant: one account of the collections service plus one platform connection. Has an `id` in the tenants file.
+ * - platform: the accounting system a tenant's records come from (`file`, `memory`, `xero`).
+ * - entity: one of `contacts`, `invoices`, `payments`.
+ * - record: one canonical platform record of an entity (record-format.md), identified by its platform `id`.
+ * - cursor: where an incremental read resumes: an inclusive (updatedAt, id) position, read from minus a lookback.
+ *   The high-water mark (the newest position fully pushed) is stored apart from the read position.
+ * - id map: (tenant, entity, platform id) -> the service's uuid for that record.
+ * - content hash: a hash of the last payload pushed for a record; an equal hash means skip without a request.
+ * - intent: a write-ahead note made before a contact POST, so a retry can find and adopt what the POST created.
+ * - sync run: one pass over a tenant's entities (contacts, then invoices, then payments); `full` or `incremental`.
+ * - backfill: a manual full sync run (optionally from a date), started from the CLI.
+ * - dead letter: a record that cannot be pushed, kept with its platform id, place, reason and the service's detail.
+ * - rotation: issuing a new service token for a client, which invalidates all its older tokens.
+ * - lease: a short Redis entry held by one request in flight with the current token; a rotation waits for leases.
+ * - gate: closed by the refresher during a rotation; new requests wait at it.
+ */
+export const ENTITIES = ['contacts', 'invoices', 'payments'] as const;
+export type Entity = (typeof ENTITIES)[number];

@@ -1,0 +1,108 @@
+/**
+ * Canonical platform records (record-format.md): what every adapter yields and the `file` adapter reads.
+ * A record that breaks these rules is a bad record: reported with its place and reason, never pushed.
+ */
+import { z } from 'zod';
+
+const s255 = z.string().min(1).max(255);
+const timestamp = z.iso.datetime({ offset: true });
+const date = z.iso.date();
+
+export const personSchema = z.object({
+  id: z.string().min(1).max(255).optional(),
+  name: z.string().optional(),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  email: z.string().optional(),
+  phoneNumber: z.string().optional(),
+});
+
+/**
+ * Optional contact fields are kept as plain strings here: the mapper checks their 1-255 / email rules and
+ * drops a bad one with `hasErrors` (a bad optional field never stops the record).
+ */
+export const contactRecordSchema = z.object({
+  id: s255,
+  companyId: z.string().optional(),
+  updatedAt: timestamp,
+  deleted: z.boolean().default(false),
+  name: s255,
+  nameAr: z.string().optional(),
+  firstName: z.string().optional(),
+  firstNameAr: z.string().optional(),
+  lastName: z.string().optional(),
+  lastNameAr: z.string().optional(),
+  email: z.string().optional(),
+  phoneNumber: z.string().optional(),
+  vatNumber: z.string().optional(),
+  building: z.string().optional(),
+  buildingAr: z.string().optional(),
+  street: z.string().optional(),
+  streetAr: z.string().optional(),
+  district: z.string().optional(),
+  districtAr: z.string().optional(),
+  city: z.string().optional(),
+  cityAr: z.string().optional(),
+  country: z.string().optional(),
+  countryAr: z.string().optional(),
+  postalCode: z.string().optional(),
+  additionalNumber: z.string().optional(),
+  otherId: z.string().optional(),
+  bankName: z.string().optional(),
+  bankContactName: z.string().optional(),
+  iban: z.string().optional(),
+  accountNumber: z.string().optional(),
+  persons: z.array(personSchema).optional(),
+});
+
+export const invoiceRecordSchema = z
+  .object({
+    id: s255,
+    contactId: s255,
+    updatedAt: timestamp,
+    status: z.enum(['DRAFT', 'AUTHORISED', 'PAID', 'VOIDED']),
+    deleted: z.boolean().default(false),
+    number: s255,
+    date,
+    dueDate: date,
+    total: z.number().min(0),
+    outstandingAmount: z.number().min(0).optional(),
+    currencyCode: z.string().regex(/^[A-Z]{3}$/, 'three upper-case letters').optional(),
+    reference: z.string().optional(),
+    notes: z.string().optional(),
+    description: z.string().optional(),
+    purchaseOrder: z.string().optional(),
+  })
+  .refine((r) => r.outstandingAmount === undefined || r.outstandingAmount <= r.total, {
+    message: 'outstandingAmount must be between 0 and total',
+    path: ['outstandingAmount'],
+  });
+
+export const paymentRecordSchema = z.object({
+  id: s255,
+  invoiceId: s255,
+  updatedAt: timestamp,
+  amount: z.number().gt(0),
+  date,
+  reference: z.string().optional(),
+  notes: z.string().optional(),
+  paymentUuid: z.guid().optional(),
+  deleted: z.boolean().default(false),
+});
+
+export type ContactRecord = z.infer<typeof contactRecordSchema>;
+export type InvoiceRecord = z.infer<typeof invoiceRecordSchema>;
+export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
+export type Person = z.infer<typeof personSchema>;
+
+export const recordSchemas = {
+  contacts: contactRecordSchema,
+  invoices: invoiceRecordSchema,
+  payments: paymentRecordSchema,
+} as const;
+
+export interface RecordOf {
+  contacts: ContactRecord;
+  invoices: InvoiceRecord;
+  payments: PaymentRecord;
+}

@@ -1,0 +1,155 @@
+/**
+ * Redis for tests. Order: REDIS_URL when set; else testcontainers when a Docker engine answers (checked with
+ * `docker info`, so a client without an engine never reaches testcontainers' fatal runtime probe); else a spawned
+ * `redis-server` on a random port with its own temp dir. Fault tests (restart, kill)
+ * always use `spawnRedis()`. Every test gets its own key prefix from `testPrefix()`.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface TestRedis {
+  url: string;
+  kind: 'env' | 'spawned' | 'container';
+  stop(): Promise<void>;
+}
+
+export interface SpawnedRedis extends TestRedis {
+  kind: 'spawned';
+  port: number;
+  dir: string;
+  /** SIGKILL the server (AOF keeps what was fsynced). */
+  kill(): Promise<void>;
+  /** Start it again on the same port and dir. */
+  start(): Promise<void>;
+  /** kill + start. */
+  restart(downMs?: number): Promise<void>;
+}
+
+/** A key prefix unique to one test (a hash tag, so Cluster-safe like production's). */
+export function testPrefix(name = 't'): string {
+  return `{${name}-${randomBytes(4).toString('hex')}}`;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+async function waitForPing(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.ping();
+      client.disconnect();
+      return;
+    } catch (err) {
+      lastError = err;
+      client.disconnect();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`redis at ${url} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** A private redis-server: random port, own temp dir, AOF on (so a restart keeps data, like production). */
+export async function spawnRedis(options: { appendonly?: boolean } = {}): Promise<SpawnedRedis> {
+  if (!hasRedisServer()) {
+    throw new Error('redis-server is not installed: apt-get install redis-server (or set REDIS_URL)');
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'cs-redis-'));
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const appendonly = options.appendonly ?? true;
+
+  const start = async (): Promise<void> => {
+    const args = [
+      '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+      '--appendonly', appendonly ? 'yes' : 'no', '--appendfsync', 'always',
+      '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning',
+    ];
+    const proc = spawn('redis-server', args, { stdio: 'ignore' });
+    child = proc;
+    await waitForPing(url, 10_000);
+  };
+  const kill = async (): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill('SIGKILL');
+    });
+  };
+  await start();
+  return {
+    url,
+    kind: 'spawned',
+    port,
+    dir,
+    kill,
+    start,
+    async restart(downMs = 200) {
+      await kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await start();
+    },
+    async stop() {
+      await kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  const res = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { stdio: 'pipe', timeout: 5000 });
+  return res.status === 0;
+}
+
+async function containerRedis(): Promise<TestRedis> {
+  const { RedisContainer } = await import('@testcontainers/redis');
+  const container = await new RedisContainer('redis:7-alpine').start();
+  return { url: container.getConnectionUrl(), kind: 'container', stop: async () => void (await container.stop()) };
+}
+
+/** The Redis a test file uses (see the order above). */
+export async function startTestRedis(): Promise<TestRedis> {
+  const envUrl = process.env['REDIS_URL'];
+  if (envUrl) return { url: envUrl, kind: 'env', stop: async () => undefined };
+  if (await dockerAnswers()) return containerRedis();
+  if (hasRedisServer()) return spawnRedis({ appendonly: false });
+  throw new Error('no Redis for tests: set REDIS_URL, or install redis-server (apt-get install redis-server), or run a Docker engine');
+}
+
+/** Deletes every key under a prefix (for REDIS_URL runs that share a server). */
+export async function dropPrefix(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const stream = client.scanStream({ match: `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`, count: 500 });
+    for await (const keys of stream as AsyncIterable<string[]>) {
+      if (keys.length > 0) await client.unlink(...keys);
+    }
+  } finally {
+    client.disconnect();
+  }
+}
