@@ -1,0 +1,130 @@
+/**
+ * Contacts: skip unchanged, PUT changed, POST new ones through the intent protocol (DESIGN.md "Exactly one
+ * service record per platform record"): intent first, then POST, then the mapping; a record that finds an
+ * intent without a mapping (a crash, or an answer lost after the service committed) looks the contact up by
+ * name, matches it on extPlatformId and adopts it instead of creating a second one.
+ */
+import { AmbiguousError, NotFoundError } from '../../src/collections/errors.js';
+import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas.js';
+import { contentHash, mapContact } from '../../src/mapping/index.js';
+import type { ContactRecord } from '../../src/platforms/records.js';
+import type { CachedContact } from '../../src/state/record-cache.js';
+import type { RunContext } from './context.js';
+import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
+
+const MAX_CREATE_ATTEMPTS = 3;
+
+/** Pushes one page of contact records; resolves when every record is pushed, skipped or dead-lettered. */
+export async function pushContacts(ctx: RunContext, records: ContactRecord[]): Promise<void> {
+  const { stores, cache } = ctx.services;
+  const ids = records.map((r) => r.id);
+  const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
+  const cached: CachedContact[] = [];
+
+  await Promise.all(
+    records.map((rec) =>
+      ctx.serialized('contacts', rec.id, async (waited) => {
+        let state = states.get(rec.id);
+        if (waited) state = await stores.records.get(ctx.tenant, 'contacts', rec.id);
+        const mapping = mapContact(rec);
+        if (!mapping.ok) {
+          await deadLetter(ctx, 'contacts', rec.id, mapping.reason, 'MAPPING_REJECTED', rec);
+          return;
+        }
+        const hash = contentHash(mapping.body);
+        let uuid = state?.uuid;
+        if (uuid !== undefined && state?.hash === hash) {
+          ctx.count('contacts', 'skipped');
+          cached.push(project(rec, uuid));
+          return;
+        }
+        try {
+          uuid = uuid !== undefined ? await update(ctx, rec, mapping.body, uuid) : await create(ctx, rec, mapping.body);
+        } catch (err) {
+          await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
+          return;
+        }
+        await stores.records.setMany(ctx.tenant, 'contacts', [{ id: rec.id, uuid, hash }]);
+        await stores.deadLetters.remove(ctx.tenant, [{ entity: 'contacts', platformId: rec.id }]);
+        cached.push(project(rec, uuid));
+      }),
+    ),
+  );
+  await cache.putMany(ctx.tenant, 'contacts', cached);
+}
+
+function project(rec: ContactRecord, uuid: string): CachedContact {
+  const c: CachedContact = { id: rec.id, name: rec.name, deleted: rec.deleted, updatedAt: rec.updatedAt, uuid };
+  for (const f of ['nameAr', 'firstName', 'firstNameAr', 'lastName', 'lastNameAr', 'phoneNumber'] as const) {
+    const v = rec[f];
+    if (v !== undefined) c[f] = v;
+  }
+  return c;
+}
+
+async function update(ctx: RunContext, rec: ContactRecord, body: ContactCreate, uuid: string): Promise<string> {
+  const { role: _role, ...rest } = body;
+  const payload: ContactUpdate = { ...rest, uuid };
+  try {
+    await ctx.request(() => ctx.services.client.updateContact(payload, { signal: ctx.signal }));
+    ctx.count('contacts', 'updated');
+    return uuid;
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+    // The mapped contact is gone from the service (removed by hand): forget the mapping and create it again.
+    ctx.services.logger.warn({ tenant: ctx.tenant, platformId: rec.id }, 'mapped contact not found in the service; creating it again');
+    return create(ctx, rec, body);
+  }
+}
+
+async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate): Promise<string> {
+  const { intents } = ctx.services.stores;
+  const earlier = await intents.get(ctx.tenant, rec.id);
+  if (earlier) {
+    const found = await lookUp(ctx, earlier.name, rec.id);
+    if (found) return adopt(ctx, rec.id, found);
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
+    try {
+      const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.signal }));
+      await intents.end(ctx.tenant, [rec.id]);
+      ctx.count('contacts', 'created');
+      return created.uuid;
+    } catch (err) {
+      if (!(err instanceof AmbiguousError)) {
+        await intents.end(ctx.tenant, [rec.id]);
+        throw err;
+      }
+      // The write may have happened: look before trying again. The intent stays until we know.
+      await sleep(ctx.services.settings.ambiguousRecheckMs, ctx.signal);
+      const found = await lookUp(ctx, body.name, rec.id);
+      if (found) return adopt(ctx, rec.id, found);
+      if (attempt >= MAX_CREATE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function adopt(ctx: RunContext, platformId: string, uuid: string): Promise<string> {
+  await ctx.services.stores.intents.end(ctx.tenant, [platformId]);
+  ctx.count('contacts', 'adopted');
+  return uuid;
+}
+
+/** Finds the service contact created for `platformId` (GET /contact filtered by name, matched on extPlatformId). */
+async function lookUp(ctx: RunContext, name: string, platformId: string): Promise<string | undefined> {
+  return ctx.request(async () => {
+    for await (const contact of ctx.services.client.listAllContacts({ name: name.slice(0, 255) }, { signal: ctx.signal })) {
+      if (contact.extPlatformId === platformId) return contact.uuid;
+    }
+    return undefined;
+  });
+}
+
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * What one sync run carries through its phases: the tenant's client, adapter and stores, the pool that
+ * bounds requests in flight, the counts, and the per-record serializer that stops two pages from pushing
+ * the same platform record at once.
+ */
+import type { CollectionsClient } from '../../src/collections/client.js';
+import type { Entity } from '../../src/glossary.js';
+import type { Logger } from '../../src/logger.js';
+import type { PlatformAdapter } from '../../src/platforms/types.js';
+import type { StateStores } from '../../src/state/index.js';
+import type { RecordCache } from '../../src/state/record-cache.js';
+import type { TenantFlags } from '../../src/state/flags.js';
+import type { SyncMode } from '../registry.js';
+import type { Pool } from './pool.js';
+
+export interface SyncSettings {
+  /** Records asked of the adapter per page. */
+  pageSize: number;
+  /** Incremental reads start this far before the cursor. */
+  lookbackMs: number;
+  /** How long an invoice waits for its contact's mapping before it is dead-lettered. */
+  pendingMaxWaitMs: number;
+  /** After an ambiguous contact create, wait this long before looking the contact up. */
+  ambiguousRecheckMs: number;
+}
+
+export interface SyncMetrics {
+  record(tenant: string, entity: Entity, outcome: RecordOutcome, n?: number): void;
+}
+export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords';
+
+export interface RunServices {
+  logger: Logger;
+  client: CollectionsClient;
+  adapter: PlatformAdapter;
+  stores: StateStores;
+  cache: RecordCache;
+  flags: TenantFlags;
+  pool: Pool;
+  settings: SyncSettings;
+  metrics?: SyncMetrics;
+}
+
+export class RunContext {
+  readonly counts: Record<string, number> = {};
+  readonly errors: string[] = [];
+  readonly unlinkedPayments: string[] = [];
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    readonly tenant: string,
+    readonly runId: string,
+    readonly mode: SyncMode,
+    readonly services: RunServices,
+    readonly signal: AbortSignal,
+  ) {}
+
+  count(entity: Entity, outcome: RecordOutcome, n = 1): void {
+    if (n === 0) return;
+    const k = `${entity}.${outcome}`;
+    this.counts[k] = (this.counts[k] ?? 0) + n;
+    this.counts[outcome] = (this.counts[outcome] ?? 0) + n;
+    this.services.metrics?.record(this.tenant, entity, outcome, n);
+  }
+
+  note(error: string): void {
+    if (this.errors.length < 200) this.errors.push(error);
+  }
+
+  /**
+   * Runs `task` for one platform record after any earlier task for the same record has ended, so a record
+   * that appears twice in one listing (an export with an updated line appended) is never pushed twice at
+   * once. Returns whether it had to wait (then the caller re-reads that record's state).
+   */
+  async serialized<T>(entity: Entity, id: string, task: (waited: boolean) => Promise<T>): Promise<T> {
+    const k = `${entity}\u0000${id}`;
+    const before = this.inFlight.get(k);
+    const run = (async () => {
+      if (before) await before.catch(() => undefined);
+      return task(before !== undefined);
+    })();
+    this.inFlight.set(k, run);
+    try {
+      return await run;
+    } finally {
+      if (this.inFlight.get(k) === run) this.inFlight.delete(k);
+    }
+  }
+
+  /** One request slot of the run's pool. */
+  async request<T>(fn: () => Promise<T>): Promise<T> {
+    return this.services.pool.run(fn);
+  }
+
+  throwIfAborted(): void {
+    this.signal.throwIfAborted();
+  }
+}

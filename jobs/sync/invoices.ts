@@ -1,0 +1,145 @@
+/**
+ * Invoices: create-update, always with extPlatformId and with uuid once known (the service matches on
+ * extPlatformId, so a repeat is an update, never a second invoice). An invoice whose contact has no mapping
+ * yet waits in the pending store (bounded), then is dead-lettered with that reason.
+ */
+import { NotFoundError } from '../../src/collections/errors.js';
+import type { InvoiceUpsert } from '../../src/collections/schemas.js';
+import { contentHash, mapInvoice } from '../../src/mapping/index.js';
+import { invoiceRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
+import type { CachedInvoice } from '../../src/state/record-cache.js';
+import type { RunContext } from './context.js';
+import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
+
+/** Pushes one page of invoice records. `fromPending` marks records replayed from the pending store. */
+export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const { stores, cache } = ctx.services;
+  const ids = records.map((r) => r.id);
+  const [contactStates, states, totals] = await Promise.all([
+    stores.records.getMany(ctx.tenant, 'contacts', [...new Set(records.map((r) => r.contactId))]),
+    stores.records.getMany(ctx.tenant, 'invoices', ids),
+    stores.ledger.totals(ctx.tenant, ids),
+  ]);
+  const cached: CachedInvoice[] = [];
+  const pending: { id: string; record: unknown; firstSeenAt: number; waitingFor: string }[] = [];
+
+  await Promise.all(
+    records.map((rec) =>
+      ctx.serialized('invoices', rec.id, async (waited) => {
+        let state = states.get(rec.id);
+        if (waited) state = await stores.records.get(ctx.tenant, 'invoices', rec.id);
+        const contactUuid = contactStates.get(rec.contactId)?.uuid;
+        const stopped = rec.status === 'VOIDED' || rec.deleted;
+        if (contactUuid === undefined) {
+          if (rec.status === 'DRAFT' || (stopped && state?.uuid === undefined)) {
+            ctx.count('invoices', 'skipped');
+            return;
+          }
+          pending.push({ id: rec.id, record: rec, firstSeenAt: Date.now(), waitingFor: rec.contactId });
+          ctx.count('invoices', 'pending');
+          return;
+        }
+        const paymentsTotal = totals.get(rec.id);
+        const outcome = await pushOne(ctx, rec, contactUuid, state?.uuid, state?.hash, paymentsTotal);
+        if (outcome !== undefined) cached.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
+      }),
+    ),
+  );
+  await Promise.all([cache.putMany(ctx.tenant, 'invoices', cached), stores.pending.add(ctx.tenant, pending)]);
+  const resolved = cached.map((c) => c.id);
+  if (resolved.length > 0) await stores.pending.remove(ctx.tenant, resolved);
+}
+
+/**
+ * Maps and pushes one invoice unless its payload is unchanged. Returns its uuid and the outstanding amount
+ * pushed, or undefined when it was skipped as a draft or dead-lettered.
+ */
+export async function pushOne(
+  ctx: RunContext,
+  rec: InvoiceRecord,
+  contactUuid: string,
+  knownUuid: string | undefined,
+  knownHash: string | undefined,
+  paymentsTotal: number | undefined,
+): Promise<{ uuid: string; outstanding: number | undefined } | undefined> {
+  const mapping = mapInvoice(rec, {
+    contactUuid,
+    ...(knownUuid === undefined ? {} : { uuid: knownUuid }),
+    ...(paymentsTotal === undefined ? {} : { paymentsTotal }),
+  });
+  if (mapping.kind === 'skip') {
+    ctx.count('invoices', 'skipped');
+    return undefined;
+  }
+  if (mapping.kind === 'reject') {
+    await deadLetter(ctx, 'invoices', rec.id, mapping.reason, 'MAPPING_REJECTED', rec);
+    return undefined;
+  }
+  const { uuid: _u, ...hashed } = mapping.body;
+  const hash = contentHash(hashed);
+  const outstanding = mapping.body.outstandingAmount;
+  if (knownUuid !== undefined && knownHash === hash) {
+    ctx.count('invoices', 'skipped');
+    return { uuid: knownUuid, outstanding };
+  }
+  let uuid: string;
+  try {
+    uuid = await upsert(ctx, mapping.body);
+  } catch (err) {
+    await deadLetterIfRejected(ctx, 'invoices', rec.id, rec, err);
+    return undefined;
+  }
+  ctx.count('invoices', knownUuid === undefined ? 'created' : 'updated');
+  await ctx.services.stores.records.setMany(ctx.tenant, 'invoices', [{ id: rec.id, uuid, hash }]);
+  await ctx.services.stores.deadLetters.remove(ctx.tenant, [{ entity: 'invoices', platformId: rec.id }]);
+  return { uuid, outstanding };
+}
+
+async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
+  try {
+    return (await ctx.request(() => ctx.services.client.upsertInvoice(body, { signal: ctx.signal }))).uuid;
+  } catch (err) {
+    if (!(err instanceof NotFoundError) || body.uuid === undefined) throw err;
+    // Our uuid is unknown to the service (removed by hand): let it match on extPlatformId or create anew.
+    const { uuid: _gone, ...rest } = body;
+    return (await ctx.request(() => ctx.services.client.upsertInvoice(rest, { signal: ctx.signal }))).uuid;
+  }
+}
+
+/**
+ * Invoices that waited for their contact: pushed now if the contact has a mapping, dead-lettered once
+ * they have waited longer than the bound, left waiting otherwise.
+ */
+export async function drainPending(ctx: RunContext): Promise<void> {
+  const { stores, settings } = ctx.services;
+  const waiting = await stores.pending.list(ctx.tenant);
+  if (waiting.length === 0) return;
+  const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set(waiting.map((w) => w.waitingFor))]);
+  const ready: InvoiceRecord[] = [];
+  const expired: string[] = [];
+  for (const w of waiting) {
+    const parsed = invoiceRecordSchema.safeParse(w.record);
+    if (!parsed.success) {
+      expired.push(w.id);
+      continue;
+    }
+    if (contactStates.get(w.waitingFor)?.uuid !== undefined) ready.push(parsed.data);
+    else if (Date.now() - w.firstSeenAt >= settings.pendingMaxWaitMs) {
+      await deadLetter(
+        ctx,
+        'invoices',
+        w.id,
+        `its contact ${w.waitingFor} is not in the service (waited ${Math.round((Date.now() - w.firstSeenAt) / 1000)} s)`,
+        'CONTACT_NOT_MAPPED',
+        w.record,
+      );
+      expired.push(w.id);
+    }
+  }
+  if (expired.length > 0) await stores.pending.remove(ctx.tenant, expired);
+  if (ready.length > 0) {
+    ctx.counts['invoices.pending'] = Math.max(0, (ctx.counts['invoices.pending'] ?? 0) - ready.length);
+    await pushInvoices(ctx, ready);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Payments: the interface has no payment create, so a payment is updated (PUT /invoice/payment/{uuid}) only
+ * when the service's id is known (`paymentUuid` or a stored mapping); others are listed in the run's report
+ * as unlinked. Every payment change also refreshes its invoice's outstanding amount through create-update.
+ */
+import { NotFoundError } from '../../src/collections/errors.js';
+import { contentHash, mapPayment } from '../../src/mapping/index.js';
+import type { PaymentRecord } from '../../src/platforms/records.js';
+import type { CachedInvoice } from '../../src/state/record-cache.js';
+import type { RunContext } from './context.js';
+import { deadLetterIfRejected } from './dead-letters.js';
+import { pushOne } from './invoices.js';
+
+export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const { stores } = ctx.services;
+  await stores.ledger.setMany(
+    ctx.tenant,
+    records.map((r) => ({ invoiceId: r.invoiceId, paymentId: r.id, amount: r.amount, deleted: r.deleted })),
+  );
+  const states = await stores.records.getMany(ctx.tenant, 'payments', records.map((r) => r.id));
+  const touchedInvoices = new Set<string>();
+
+  await Promise.all(
+    records.map((rec) =>
+      ctx.serialized('payments', rec.id, async (waited) => {
+        let state = states.get(rec.id);
+        if (waited) state = await stores.records.get(ctx.tenant, 'payments', rec.id);
+        const { body } = mapPayment(rec);
+        const hash = contentHash({ ...body, invoiceId: rec.invoiceId, deleted: rec.deleted });
+        if (state?.hash === hash) {
+          ctx.count('payments', 'skipped');
+          return;
+        }
+        touchedInvoices.add(rec.invoiceId);
+        const uuid = rec.paymentUuid ?? state?.uuid;
+        if (uuid === undefined || rec.deleted) {
+          // Nothing to update in the service (no id known, or deleted: there is no delete endpoint); the
+          // invoice's balance below is what changes.
+          if (uuid === undefined) {
+            ctx.count('payments', 'unlinked');
+            if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
+          } else ctx.count('payments', 'skipped');
+          await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, hash }]);
+          return;
+        }
+        try {
+          await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.signal }));
+        } catch (err) {
+          if (err instanceof NotFoundError) {
+            ctx.count('payments', 'unlinked');
+            ctx.note(`payments ${rec.id}: the service has no payment ${uuid}`);
+            if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
+            await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, hash }]);
+            return;
+          }
+          await deadLetterIfRejected(ctx, 'payments', rec.id, rec, err);
+          return;
+        }
+        ctx.count('payments', 'updated');
+        await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, uuid, hash }]);
+        await stores.deadLetters.remove(ctx.tenant, [{ entity: 'payments', platformId: rec.id }]);
+      }),
+    ),
+  );
+  await refreshInvoices(ctx, [...touchedInvoices]);
+}
+
+/** Re-pushes invoices whose balance may have changed (payments, reconciliation), from the cached records. */
+export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Promise<void> {
+  if (invoiceIds.length === 0) return;
+  const { stores, cache } = ctx.services;
+  const [invoices, states, totals] = await Promise.all([
+    cache.getMany(ctx.tenant, 'invoices', invoiceIds),
+    stores.records.getMany(ctx.tenant, 'invoices', invoiceIds),
+    stores.ledger.totals(ctx.tenant, invoiceIds),
+  ]);
+  const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set([...invoices.values()].map((i) => i.contactId))]);
+  const updated: CachedInvoice[] = [];
+  await Promise.all(
+    [...invoices.values()].map((inv) =>
+      ctx.serialized('invoices', inv.id, async () => {
+        const contactUuid = contactStates.get(inv.contactId)?.uuid;
+        const state = states.get(inv.id);
+        if (contactUuid === undefined || state?.uuid === undefined) return;
+        const { uuid: _u, pushedOutstanding: _p, ...rec } = inv;
+        const out = await pushOne(ctx, rec, contactUuid, state.uuid, state.hash, totals.get(inv.id));
+        if (out) updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
+      }),
+    ),
+  );
+  await cache.putMany(ctx.tenant, 'invoices', updated);
+}

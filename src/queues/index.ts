@@ -1,0 +1,36 @@
+/**
+ * Queues and their options. Every queue shares the BullMQ `prefix` (KEY_PREFIX, a hash tag), never the
+ * ioredis keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
+ */
+import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
+import type { Logger } from '../logger.js';
+import { QUEUES, type QueueName } from './names.js';
+
+export { QUEUES, jobId, key, type QueueName } from './names.js';
+
+export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2_000 },
+  removeOnComplete: { count: 500, age: 7 * 24 * 3600 },
+  removeOnFail: { count: 2_000, age: 30 * 24 * 3600 },
+};
+
+export type Queues = Record<keyof typeof QUEUES, Queue>;
+
+export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger): Queues {
+  const make = (name: QueueName): Queue => {
+    const queue = new Queue(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    queue.on('error', (err) => logger.error({ queue: name, err: err.message }, 'queue error'));
+    return queue;
+  };
+  return {
+    sync: make(QUEUES.sync),
+    refreshToken: make(QUEUES.refreshToken),
+    calls: make(QUEUES.calls),
+    schedule: make(QUEUES.schedule),
+  };
+}
+
+export async function closeQueues(queues: Queues): Promise<void> {
+  await Promise.allSettled(Object.values(queues).map((q) => q.close()));
+}
