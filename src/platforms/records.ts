@@ -106,3 +106,54 @@ export interface RecordOf {
   invoices: InvoiceRecord;
   payments: PaymentRecord;
 }
+
+// ---------- checking raw records (every adapter) ----------
+
+/** The outcome of checking one raw record against its entity's schema. */
+export type RecordCheck<E extends keyof RecordOf> =
+  | { ok: true; record: RecordOf[E] }
+  | { ok: false; reason: string; platformId?: string };
+
+/** `persons[2].email` from a zod path; `(record)` for the record itself. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out || '(record)';
+}
+
+/** Every issue as `field: message`, joined by `; `. A missing field says `required`. Never quotes the value. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const missing = issue.code === 'invalid_type' && issue.input === undefined;
+      return `${issuePath(issue.path)}: ${missing ? 'required' : issue.message}`;
+    })
+    .join('; ');
+}
+
+/** The record's own `id` when it is a string, for reporting a bad record. */
+export function rawId(raw: unknown): string | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const id = (raw as Record<string, unknown>)['id'];
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+const rawCursorSchema = z.object({ id: z.string().min(1), updatedAt: timestamp });
+
+/** The (updatedAt, id) position of a raw record when both are well formed, even if the rest of it is bad. */
+export function rawCursor(raw: unknown): { updatedAt: string; id: string } | undefined {
+  const parsed = rawCursorSchema.safeParse(raw);
+  return parsed.success ? { updatedAt: parsed.data.updatedAt, id: parsed.data.id } : undefined;
+}
+
+/** Validates one raw record of `entity`: the record with defaults applied, or the reason it is bad. */
+export function checkRecord<E extends keyof RecordOf>(entity: E, raw: unknown): RecordCheck<E> {
+  const parsed = recordSchemas[entity].safeParse(raw);
+  if (parsed.success) return { ok: true, record: parsed.data as RecordOf[E] };
+  const platformId = rawId(raw);
+  const reason = describeIssues(parsed.error.issues);
+  return platformId === undefined ? { ok: false, reason } : { ok: false, reason, platformId };
+}
