@@ -1,0 +1,115 @@
+/**
+ * One HTTP exchange with the service over undici: timeouts, an AbortSignal on every call, the body always
+ * read or destroyed, and network failures classified by whether the request may have reached the service.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { AbortedError, AmbiguousError, CollectionsError, TransientError } from './errors.js';
+
+export interface Timeouts {
+  /** TCP (and TLS) connect. */
+  connectMs: number;
+  /** From the request written to the response headers. */
+  headersMs: number;
+  /** Between two chunks of the response body. */
+  bodyMs: number;
+  /** Total time of one client call, retries and their waits included. */
+  requestMs: number;
+}
+
+/** Well under BullMQ's 30 s lock; undici's own defaults are 300 s. Same values as the env defaults. */
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000, requestMs: 20_000 };
+
+/** A keep-alive Agent (one pool per origin) for the client; share one by passing it as `dispatcher`. */
+export function createAgent(t: Pick<Timeouts, 'connectMs' | 'headersMs' | 'bodyMs'> = DEFAULT_TIMEOUTS): Agent {
+  return new Agent({
+    connect: { timeout: t.connectMs },
+    headersTimeout: t.headersMs,
+    bodyTimeout: t.bodyMs,
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 30_000,
+  });
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT';
+export type HttpHeaders = Dispatcher.ResponseData['headers'];
+
+export interface HttpRequest {
+  url: URL;
+  method: HttpMethod;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: HttpHeaders;
+  text: string;
+}
+
+export interface SendContext {
+  route: string;
+  /** Whether repeating the request is harmless; decides `retryable` of an AmbiguousError. */
+  idempotent: boolean;
+  /** The caller's signal: its abort becomes an AbortedError. */
+  signal?: AbortSignal | undefined;
+  /** This attempt's time budget (the call's remaining `requestMs`). */
+  timeoutMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+/** Sends one request and reads the whole body. Throws only CollectionsErrors. */
+export async function send(dispatcher: Dispatcher, req: HttpRequest, ctx: SendContext): Promise<HttpResponse> {
+  const timeout = AbortSignal.timeout(Math.max(1, ctx.timeoutMs));
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+  try {
+    const res = await dispatcher.request({
+      origin: req.url.origin,
+      path: req.url.pathname + req.url.search,
+      method: req.method,
+      headers: req.headers,
+      body: req.body ?? null,
+      signal,
+      headersTimeout: ctx.headersMs,
+      bodyTimeout: ctx.bodyMs,
+    });
+    try {
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (err) {
+      res.body.destroy();
+      throw err;
+    }
+  } catch (err) {
+    throw classifyNetworkError(err, { ...ctx, timedOut: timeout.aborted });
+  }
+}
+
+/** Failures before a byte of the request could have reached the service. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function errCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return errCode((err as { cause?: unknown }).cause);
+}
+
+/**
+ * Connect-phase failures are transient (nothing was sent). Everything after the request may have been
+ * written (socket closed or reset, headers/body timeout, our own time budget) is ambiguous: the service may
+ * have committed the write. A reset before processing cannot be told from a drop after commit.
+ */
+export function classifyNetworkError(
+  err: unknown,
+  ctx: { route: string; idempotent: boolean; signal?: AbortSignal | undefined; timedOut: boolean; timeoutMs: number },
+): CollectionsError {
+  if (err instanceof CollectionsError) return err;
+  if (ctx.signal?.aborted) return new AbortedError({ route: ctx.route, cause: err });
+  const code = errCode(err);
+  if (code !== undefined && NOT_SENT.has(code)) {
+    return new TransientError({ route: ctx.route, message: `could not reach the service (${code})`, cause: err });
+  }
+  const what = ctx.timedOut ? `no answer within ${ctx.timeoutMs} ms` : `connection failed after sending (${code ?? 'unknown'})`;
+  return new AmbiguousError({ route: ctx.route, message: what, idempotent: ctx.idempotent, cause: err });
+}
