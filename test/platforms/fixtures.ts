@@ -1,11 +1,13 @@
-/** Canonical records for the platform and mapping tests. */
+/** Canonical records for the platform tests. `over` may break them on purpose (even `id`). */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Entity } from '../../src/glossary.js';
 import type { Page, PageRequest, PlatformAdapter } from '../../src/platforms/types.js';
 
-export function contact(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+export type Fixture = { id: string } & Record<string, unknown>;
+
+export function contact(i: number, over: Record<string, unknown> = {}): Fixture {
   return {
     id: `C-${String(i).padStart(6, '0')}`,
     updatedAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
@@ -15,7 +17,7 @@ export function contact(i: number, over: Record<string, unknown> = {}): Record<s
   };
 }
 
-export function invoice(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function invoice(i: number, over: Record<string, unknown> = {}): Fixture {
   return {
     id: `INV-${String(i).padStart(6, '0')}`,
     contactId: 'C-000001',
@@ -29,7 +31,7 @@ export function invoice(i: number, over: Record<string, unknown> = {}): Record<s
   };
 }
 
-export function payment(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function payment(i: number, over: Record<string, unknown> = {}): Fixture {
   return {
     id: `P-${i}`,
     invoiceId: 'INV-000001',
