@@ -1,0 +1,89 @@
+/**
+ * Contact record -> the body of a contact POST (and, with `uuid` added by the caller, a PUT).
+ *
+ * Decisions (README, Decisions):
+ * - A bad optional field (over 255 characters after trimming, or an email the service would refuse) is left out
+ *   and listed in `dropped`; the contact is still pushed. Values sent are trimmed; an empty string is absent.
+ * - `hasErrors` is always sent: `true` with `errorDetail: { source: 'collections-sync', dropped: { field: reason } }`
+ *   when something was dropped, `false` without `errorDetail` otherwise, so a record fixed on the platform clears
+ *   the flag on its next push. (The service does not show `errorDetail`'s content; this shape is ours.)
+ * - `remindersEnabled` is always sent: `false` for a deleted contact (the service has no delete: stop collecting),
+ *   `true` otherwise, so a contact restored on the platform is re-enabled.
+ * - `role` is not sent (the service defaults to PRIMARY); `uuid` is the caller's to add for an update.
+ * - `persons` become `secondaryContacts`; an empty `persons` array is sent as `[]`, an absent one is not sent.
+ */
+import { CONTACT_STRING_FIELDS, contactCreateSchema, type ContactCreate, type SecondaryContact } from '../collections/schemas.js';
+import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
+import { checkEmail, checkString, takeOptional, type DroppedField } from './fields.js';
+
+export type ContactMapping =
+  | { ok: true; body: ContactCreate; dropped: DroppedField[] }
+  | { ok: false; reason: string };
+
+/** The `errorDetail` we send with `hasErrors: true`. */
+export interface SyncErrorDetail {
+  source: 'collections-sync';
+  dropped: Record<string, string>;
+  [key: string]: unknown;
+}
+
+/** Optional 1-255 string fields copied under the same name. */
+const OPTIONAL_STRINGS = CONTACT_STRING_FIELDS.filter((f) => f !== 'name');
+
+export function mapContact(rec: ContactRecord): ContactMapping {
+  const name = checkString(rec.name);
+  if (name.kind !== 'ok') return { ok: false, reason: `name: ${name.kind === 'bad' ? name.reason : 'required'}` };
+
+  const dropped: DroppedField[] = [];
+  const body: Record<string, unknown> = { name: name.value, extPlatformId: rec.id };
+  if (rec.companyId !== undefined && rec.companyId.trim() !== '') body['extCompanyId'] = rec.companyId;
+  for (const field of OPTIONAL_STRINGS) takeOptional(body, field, checkString(rec[field]), field, dropped);
+  takeOptional(body, 'email', checkEmail(rec.email), 'email', dropped);
+
+  if (rec.persons !== undefined) {
+    const secondary: SecondaryContact[] = [];
+    rec.persons.forEach((person, i) => {
+      const mapped = mapPerson(person, `persons[${i}]`, dropped);
+      if (mapped !== undefined) secondary.push(mapped);
+    });
+    body['secondaryContacts'] = secondary;
+  }
+
+  body['remindersEnabled'] = !rec.deleted;
+  body['hasErrors'] = dropped.length > 0;
+  if (dropped.length > 0) body['errorDetail'] = errorDetailOf(dropped);
+
+  // A safety net: what we send must pass the service's own request schema.
+  const parsed = contactCreateSchema.safeParse(body);
+  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error.issues) };
+  return { ok: true, body: parsed.data, dropped };
+}
+
+export function errorDetailOf(dropped: readonly DroppedField[]): SyncErrorDetail {
+  return { source: 'collections-sync', dropped: Object.fromEntries(dropped.map((d) => [d.field, d.reason])) };
+}
+
+/** One person -> a secondary contact; undefined (and a dropped entry) when no usable name is left. */
+function mapPerson(person: Person, path: string, dropped: DroppedField[]): SecondaryContact | undefined {
+  const out: Record<string, unknown> = {};
+  const first = checkString(person.firstName);
+  const last = checkString(person.lastName);
+  takeOptional(out, 'firstName', first, `${path}.firstName`, dropped);
+  takeOptional(out, 'lastName', last, `${path}.lastName`, dropped);
+  takeOptional(out, 'email', checkEmail(person.email), `${path}.email`, dropped);
+  takeOptional(out, 'phoneNumber', checkString(person.phoneNumber), `${path}.phoneNumber`, dropped);
+
+  let name = checkString(person.name);
+  if (name.kind === 'bad') dropped.push({ field: `${path}.name`, reason: name.reason });
+  if (name.kind !== 'ok') {
+    const parts = [first, last].flatMap((c) => (c.kind === 'ok' ? [c.value] : []));
+    name = checkString(parts.join(' '));
+  }
+  if (name.kind !== 'ok') {
+    dropped.push({ field: path, reason: 'no usable name (name, firstName and lastName are empty or invalid)' });
+    return undefined;
+  }
+  out['name'] = name.value;
+  if (person.id !== undefined) out['extPlatformId'] = person.id;
+  return out;
+}

@@ -1,0 +1,46 @@
+/**
+ * The content hash of a request body: sha256 over a canonical JSON (object keys sorted at every depth, undefined
+ * and functions left out of objects and written as null in arrays, non-finite numbers as null, like JSON), so
+ * the same content always hashes the same whatever the key order. Volatile fields (the `uuid` the service gave)
+ * are the caller's to leave out. node:crypto is computation, not I/O.
+ */
+import { createHash } from 'node:crypto';
+
+/** The canonical JSON text of `value`. */
+export function canonicalJson(value: unknown): string {
+  return write(value) ?? 'null';
+}
+
+/** First 32 hex characters (128 bits) of the sha256 of the canonical JSON. */
+export function contentHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex').slice(0, 32);
+}
+
+function write(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'bigint':
+      return value.toString();
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      break;
+  }
+  if (value === null) return 'null';
+  const withJson = value as { toJSON?: () => unknown };
+  if (typeof withJson.toJSON === 'function') return write(withJson.toJSON());
+  if (Array.isArray(value)) return `[${value.map((v: unknown) => write(v) ?? 'null').join(',')}]`;
+  const entries: string[] = [];
+  const obj = value as Record<string, unknown>;
+  for (const key of Object.keys(obj).sort()) {
+    const text = write(obj[key]);
+    if (text !== undefined) entries.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${entries.join(',')}}`;
+}

@@ -1,0 +1,75 @@
+/**
+ * Invoice record -> the body of `POST /invoice/create-update`, or why it is not pushed.
+ *
+ * Decisions (README, Decisions):
+ * - DRAFT is skipped, even when deleted (a draft was never pushed, so there is nothing to stop).
+ * - VOIDED or deleted: pushed with `outstandingAmount: 0` and `remindersEnabled: false` (no delete endpoint).
+ * - PAID: `outstandingAmount: 0`.
+ * - AUTHORISED: the platform's own outstanding amount wins (the total when it gives none), unless the payments we
+ *   know of say less: max(0, min(outstanding ?? total, total - paymentsTotal)). The periodic reconciliation pass
+ *   refreshes it for platforms that do not bump `updatedAt` on partial payments. Float noise from the subtraction
+ *   is rounded away at 6 decimals (enough for 3-decimal currencies).
+ * - `remindersEnabled` is always sent (true unless voided or deleted), so a restored invoice is re-enabled.
+ * - `currencyCode` is not a request field of the service: not sent. Free-text fields are trimmed; empty ones are
+ *   not sent. `extPlatformId` is always sent; `uuid` when the id map knows it.
+ */
+import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
+import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
+import { checkString, optionalText } from './fields.js';
+
+export interface InvoiceContext {
+  /** The service's uuid of the invoice's contact (from the id map). */
+  contactUuid: string;
+  /** The service's uuid of this invoice, when already known. */
+  uuid?: string;
+  /** The sum of this invoice's known, non-deleted payments. */
+  paymentsTotal?: number;
+}
+
+export type InvoiceMapping =
+  | { kind: 'skip'; reason: 'draft' }
+  | { kind: 'push'; body: InvoiceUpsert }
+  | { kind: 'reject'; reason: string };
+
+const TEXT_FIELDS = ['reference', 'notes', 'description', 'purchaseOrder'] as const;
+
+export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapping {
+  if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
+
+  const number = checkString(rec.number);
+  if (number.kind !== 'ok') return { kind: 'reject', reason: `number: ${number.kind === 'bad' ? number.reason : 'required'}` };
+
+  const stopped = rec.status === 'VOIDED' || rec.deleted;
+  const body: Record<string, unknown> = {
+    number: number.value,
+    date: rec.date,
+    dueDate: rec.dueDate,
+    total: rec.total,
+    contactUuid: ctx.contactUuid,
+    outstandingAmount: stopped || rec.status === 'PAID' ? 0 : outstandingOf(rec, ctx.paymentsTotal),
+    extPlatformId: rec.id,
+    remindersEnabled: !stopped,
+  };
+  if (ctx.uuid !== undefined) body['uuid'] = ctx.uuid;
+  for (const field of TEXT_FIELDS) {
+    const text = optionalText(rec[field]);
+    if (text !== undefined) body[field] = text;
+  }
+
+  const parsed = invoiceUpsertSchema.safeParse(body);
+  if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
+  return { kind: 'push', body: parsed.data };
+}
+
+/** The outstanding amount of an AUTHORISED invoice (see the decisions above). */
+export function outstandingOf(rec: Pick<InvoiceRecord, 'total' | 'outstandingAmount'>, paymentsTotal: number | undefined): number {
+  let amount = rec.outstandingAmount ?? rec.total;
+  if (paymentsTotal !== undefined && Number.isFinite(paymentsTotal)) amount = Math.min(amount, rec.total - paymentsTotal);
+  return roundAmount(Math.max(0, amount));
+}
+
+/** Rounds float noise away (100.1 - 50.05 = 50.050000000000004 -> 50.05). */
+export function roundAmount(x: number): number {
+  const rounded = Number(x.toFixed(6));
+  return Object.is(rounded, -0) ? 0 : rounded;
+}
