@@ -1,0 +1,129 @@
+/**
+ * The token protocol (DESIGN.md "One token per client"): one token per client in Redis, shared by every
+ * process; a gate and leases so a rotation never breaks requests in flight; compare-and-refresh on 401;
+ * a refresher job as the only caller of the token endpoint; a cooldown when the credentials are refused.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { TokenProvider } from '../collections/token-provider.js';
+import { requestToken } from '../collections/token.js';
+import type { Secret } from '../config/secret.js';
+import type { Logger } from '../logger.js';
+import { secretFingerprint } from './keys.js';
+import { noopAuthMetrics, type AuthMetrics } from './metrics.js';
+import { RedisTokenProvider } from './provider.js';
+import { ensureRefreshSchedules, enqueueRefresh, type ScheduledClient } from './refresh-queue.js';
+import { TokenRefresher, type RefresherHooks, type RequestTokenFn } from './refresher.js';
+import { resolveAuthSettings, type AuthSettings, type AuthSettingsInput } from './settings.js';
+import { ClientAuthStore, type AuthStatus } from './token-store.js';
+import { AuthWakeups } from './wakeups.js';
+
+export { authKeys, secretFingerprint, type AuthKeys } from './keys.js';
+export { CredentialsRejectedError, isCredentialsRejected } from './errors.js';
+export { noopAuthMetrics, type AuthMetrics, type RotationReason } from './metrics.js';
+export { RedisTokenProvider } from './provider.js';
+export { enqueueRefresh, ensureRefreshSchedules, refreshId, REFRESH_JOB_NAME, type RefreshRequest, type ScheduledClient } from './refresh-queue.js';
+export { TokenRefresher, type ClientCredentials, type RefresherHooks, type RequestTokenFn, type RotateOptions, type RotateOutcome } from './refresher.js';
+export { resolveAuthSettings, authSettingsSchema, type AuthSettings, type AuthSettingsInput } from './settings.js';
+export { ClientAuthStore, type AuthFailure, type AuthState, type AuthStatus } from './token-store.js';
+export { AuthWakeups, type WakeKind } from './wakeups.js';
+
+/** The part of a tenant's config the token protocol needs (TenantConfig fits). */
+export interface AuthTenant {
+  id: string;
+  collections: { clientId: string; clientSecret: Secret };
+  inFlightLimit?: number | undefined;
+}
+
+export interface CreateAuthOptions {
+  /** Commands (scripts, locks). */
+  redis: Redis;
+  /** A connection for pub/sub; default `redis.duplicate()` (then closed by `close()`). */
+  subscriber?: Redis;
+  /** KEY_PREFIX (the same as BullMQ's). */
+  prefix: string;
+  /** The refresh-token queue (on-demand rotations are enqueued there). */
+  queue: Queue;
+  logger: Logger;
+  settings?: AuthSettingsInput;
+  metrics?: AuthMetrics;
+  /** Default: src/collections/token.ts's requestToken. */
+  requestToken?: RequestTokenFn;
+  hooks?: RefresherHooks;
+}
+
+export interface Auth {
+  readonly settings: AuthSettings;
+  readonly refresher: TokenRefresher;
+  /** The provider of a tenant (cached per tenant id, client and secret; a changed secret gives a new one). */
+  providerFor(tenant: AuthTenant): TokenProvider;
+  status(clientKey: string): Promise<AuthStatus>;
+  /** Upserts the per-client rotation schedulers (call from one place: start and tenants-file change). */
+  ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[] }>;
+  close(): Promise<void>;
+}
+
+/** Builds the token protocol for one process (the composition root calls it once). */
+export function createAuth(o: CreateAuthOptions): Auth {
+  const settings = resolveAuthSettings(o.settings);
+  const metrics = o.metrics ?? noopAuthMetrics;
+  const logger = o.logger.child({ component: 'auth' });
+  const subscriber = o.subscriber ?? o.redis.duplicate();
+  subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'auth: subscriber connection error'));
+  const wakeups = new AuthWakeups(subscriber, logger, o.subscriber === undefined);
+  const refresher = new TokenRefresher({
+    redis: o.redis,
+    prefix: o.prefix,
+    wakeups,
+    settings,
+    logger,
+    requestToken: o.requestToken ?? requestToken,
+    metrics,
+    ...(o.hooks ? { hooks: o.hooks } : {}),
+  });
+  const stores = new Map<string, ClientAuthStore>();
+  const storeOf = (clientKey: string): ClientAuthStore => {
+    let s = stores.get(clientKey);
+    if (!s) {
+      s = new ClientAuthStore(o.redis, o.prefix, clientKey);
+      stores.set(clientKey, s);
+    }
+    return s;
+  };
+  const providers = new Map<string, { sig: string; provider: RedisTokenProvider }>();
+
+  return {
+    settings,
+    refresher,
+    providerFor(tenant) {
+      const clientKey = tenant.collections.clientId;
+      const fingerprint = secretFingerprint(clientKey, tenant.collections.clientSecret);
+      const limit = tenant.inFlightLimit ?? settings.inFlightLimit;
+      const sig = `${clientKey}\0${fingerprint}\0${limit}`;
+      const cached = providers.get(tenant.id);
+      if (cached?.sig === sig) return cached.provider;
+      const provider = new RedisTokenProvider({
+        store: storeOf(clientKey),
+        wakeups,
+        settings,
+        metrics,
+        logger,
+        requestRefresh: (r) => enqueueRefresh(o.queue, r),
+        tenantId: tenant.id,
+        fingerprint,
+        inFlightLimit: limit,
+      });
+      providers.set(tenant.id, { sig, provider });
+      return provider;
+    },
+    status: (clientKey) => storeOf(clientKey).status(),
+    ensureSchedules(tenants) {
+      const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: t.collections.clientId, tenantId: t.id }));
+      return ensureRefreshSchedules(o.queue, clients, settings.scheduleEveryMs, logger);
+    },
+    async close() {
+      providers.clear();
+      await wakeups.close();
+    },
+  };
+}

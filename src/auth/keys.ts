@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import type { Secret } from '../config/secret.js';
+import { key } from '../queues/names.js';
+
+/**
+ * The Redis keys of one client's token protocol (a client key is the service's client id: two tenants with
+ * the same client id share one token, as the service does). All under the one prefix, so one Cluster slot.
+ */
+export interface AuthKeys {
+  /** HASH token, version, issuedAt, expiresAt (ms). Never expires, so versions never go back. */
+  readonly token: string;
+  /** STRING owner, PX gate TTL: present while a rotation drains and rotates. */
+  readonly gate: string;
+  /** ZSET lease id -> expiry (ms); expired members are purged by the scripts. */
+  readonly leases: string;
+  /** STRING, short PX: someone waits under the in-flight limit, so releases must publish. */
+  readonly limitWait: string;
+  /** HASH reason, failures, nextAttemptAt, secretFingerprint, at. */
+  readonly failure: string;
+  /** STRING owner (RedisLock): at most one rotation per client at a time. */
+  readonly lock: string;
+  /** Pub/sub channel: 'rotated' | 'opened' | 'released' | 'failed'. */
+  readonly channel: string;
+}
+
+export function authKeys(prefix: string, clientKey: string): AuthKeys {
+  const k = (part: string): string => key(prefix, 'auth', clientKey, part);
+  return {
+    token: k('token'),
+    gate: k('gate'),
+    leases: k('leases'),
+    limitWait: k('limit-wait'),
+    failure: k('failure'),
+    lock: k('lock'),
+    channel: k('events'),
+  };
+}
+
+/**
+ * A short, one-way fingerprint of a client's credentials (sha256, 16 hex digits): it tells whether the secret
+ * changed since the endpoint refused it, without keeping the secret.
+ */
+export function secretFingerprint(clientId: string, secret: Secret): string {
+  return createHash('sha256').update(clientId).update('\0').update(secret.reveal()).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Secret } from '../config/secret.js';
+import type { Logger } from '../logger.js';
+import { RedisLock } from '../redis/lock.js';
+import { isCredentialsRejected } from './errors.js';
+import { secretFingerprint } from './keys.js';
+import type { AuthMetrics, RotationReason } from './metrics.js';
+import type { AuthSettings } from './settings.js';
+import { ClientAuthStore, type AuthState } from './token-store.js';
+import type { AuthWakeups } from './wakeups.js';
+
+/** Where and how to ask for a client's token (from the tenants file in memory; never from job data). */
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: Secret;
+  authUrl: string;
+}
+
+/** The one call to the token endpoint (src/collections/token.ts's `requestToken` in production). */
+export type RequestTokenFn = (o: {
+  authUrl: string;
+  clientId: string;
+  clientSecret: Secret;
+  timeoutMs?: number;
+}) => Promise<{ accessToken: string; expiresAtMs?: number }>;
+
+export interface RotateOptions {
+  reason: RotationReason;
+  /** For '401': the version that was refused; nothing is done if the stored version moved on. */
+  seenVersion?: number;
+}
+
+export type RotateOutcome =
+  | { outcome: 'rotated'; version: number; expiresAt: number }
+  | { outcome: 'skipped'; why: 'fresh' | 'already-rotated' | 'has-token' | 'lost-race'; version: number }
+  | { outcome: 'cooldown'; nextAttemptAt: number; failures: number }
+  | { outcome: 'rejected'; failures: number; nextAttemptAt: number };
+
+export interface RefresherHooks {
+  /** Test hook: runs with the gate closed and the leases drained, just before the token call. */
+  beforeTokenCall?: (clientKey: string) => Promise<void>;
+}
+
+export interface TokenRefresherDeps {
+  redis: Redis;
+  prefix: string;
+  wakeups: AuthWakeups;
+  settings: AuthSettings;
+  logger: Logger;
+  requestToken: RequestTokenFn;
+  metrics: AuthMetrics;
+  hooks?: RefresherHooks;
+}
+
+/**
+ * Rotates a client's token under the protocol (DESIGN.md "One token per client"): lock, re-read, close the
+ * gate, drain the leases (bounded), re-check the lock, call the token endpoint, store with a fenced
+ * compare-and-set that also opens the gate and wakes the waiters, release the lock. The only caller of the
+ * token endpoint.
+ */
+export class TokenRefresher {
+  readonly #d: TokenRefresherDeps;
+  readonly #log: Logger;
+
+  constructor(deps: TokenRefresherDeps) {
+    this.#d = deps;
+    this.#log = deps.logger.child({ component: 'token-refresher' });
+  }
+
+  async rotate(clientKey: string, credentials: ClientCredentials, opts: RotateOptions): Promise<RotateOutcome> {
+    const { settings } = this.#d;
+    if (credentials.clientId !== clientKey) throw new Error(`credentials of client "${credentials.clientId}" given for client "${clientKey}"`);
+    const store = new ClientAuthStore(this.#d.redis, this.#d.prefix, clientKey);
+    const fingerprint = secretFingerprint(credentials.clientId, credentials.clientSecret);
+
+    const before = await store.state();
+    const held = cooldownOf(before, fingerprint);
+    if (held) return held;
+    if (this.#needless(before, opts) !== null) return this.#skip(before, opts);
+
+    const lock = new RedisLock(this.#d.redis, store.keys.lock, settings.lockTtlMs, randomUUID());
+    if (!(await lock.acquireWithin(settings.lockTtlMs + settings.pollMs, 50))) {
+      throw new Error(`refresh lock of client "${clientKey}" still held after ${settings.lockTtlMs} ms`);
+    }
+    const owner = lock.owner;
+    try {
+      // Another process may have rotated (or failed) while we waited for the lock (Nango PR #2494).
+      const state = await store.state();
+      const held2 = cooldownOf(state, fingerprint);
+      if (held2) return held2;
+      const why = this.#needless(state, opts);
+      if (why !== null) return { outcome: 'skipped', why: why === 'fresh' || why === 'has-token' ? why : 'already-rotated', version: state.version };
+
+      await this.#d.wakeups.ensure(store.keys.channel);
+      const generation = this.#d.wakeups.generation(store.keys.channel);
+      const inFlight = await store.closeGate(owner, settings.gateTtlMs);
+      const drained = await this.#drain(store, inFlight, generation);
+      await this.#d.hooks?.beforeTokenCall?.(clientKey);
+
+      // Ownership re-check and a lifetime that outlasts the call, in one step.
+      if (!(await lock.extend(settings.tokenCallTimeoutMs + settings.lockSlackMs))) {
+        await store.openGate(owner);
+        throw new Error(`refresh lock of client "${clientKey}" lost before the token call`);
+      }
+      const startedAt = Date.now();
+      let issued: { accessToken: string; expiresAtMs?: number };
+      try {
+        issued = await this.#d.requestToken({
+          authUrl: credentials.authUrl,
+          clientId: credentials.clientId,
+          clientSecret: credentials.clientSecret,
+          timeoutMs: settings.tokenCallTimeoutMs,
+        });
+      } catch (err) {
+        if (isCredentialsRejected(err)) {
+          const f = await store.recordFailure(owner, 'the token endpoint refused the client credentials', fingerprint, settings.cooldownBaseMs, settings.cooldownMaxMs);
+          this.#log.error({ clientKey, failures: f.failures, nextAttemptAt: new Date(f.nextAttemptAt).toISOString() }, 'auth: credentials rejected; token requests held (fix the secret in the tenants file)');
+          return { outcome: 'rejected', failures: f.failures, nextAttemptAt: f.nextAttemptAt };
+        }
+        await store.openGate(owner);
+        throw err;
+      }
+      const expiresAt = issued.expiresAtMs ?? startedAt + settings.lifetimeMs;
+      const stored = await store.store(owner, state.version, issued.accessToken, expiresAt);
+      if (!stored.ok) {
+        // The token we just got has superseded the stored one: the next 401 rotates again (compare-and-refresh).
+        this.#log.warn({ clientKey, why: stored.why }, 'auth: new token not stored (fenced); a later rotation repairs it');
+        return { outcome: 'skipped', why: 'lost-race', version: state.version };
+      }
+      this.#d.metrics.rotation(clientKey, opts.reason);
+      this.#log.info(
+        { clientKey, reason: opts.reason, version: stored.version, drained, expiresInMs: expiresAt - Date.now() },
+        'auth: token rotated',
+      );
+      return { outcome: 'rotated', version: stored.version, expiresAt };
+    } finally {
+      await lock.release().catch((err: unknown) => this.#log.warn({ err, clientKey }, 'auth: could not release the refresh lock'));
+    }
+  }
+
+  /** Why no rotation is needed, or null when one is. */
+  #needless(s: AuthState, opts: RotateOptions): 'fresh' | 'has-token' | 'version-moved' | null {
+    const usable = s.hasToken && s.expiresAt !== null && s.expiresAt > s.now;
+    switch (opts.reason) {
+      case 'manual':
+        return null;
+      case 'missing':
+        return usable ? 'has-token' : null;
+      case '401':
+        if (opts.seenVersion !== undefined && s.version !== opts.seenVersion) return 'version-moved';
+        return null;
+      case 'scheduled': {
+        if (!usable || s.expiresAt === null) return null;
+        const lifetime = s.issuedAt !== null && s.expiresAt > s.issuedAt ? s.expiresAt - s.issuedAt : this.#d.settings.lifetimeMs;
+        return s.expiresAt - s.now > lifetime * this.#d.settings.marginFraction ? 'fresh' : null;
+      }
+    }
+  }
+
+  #skip(s: AuthState, opts: RotateOptions): RotateOutcome {
+    const why = this.#needless(s, opts);
+    return { outcome: 'skipped', why: why === 'fresh' || why === 'has-token' ? why : 'already-rotated', version: s.version };
+  }
+
+  /** Waits until no lease is held or the drain bound passes; returns whether it drained. */
+  async #drain(store: ClientAuthStore, inFlight: number, generation: number): Promise<boolean> {
+    const { settings, wakeups } = this.#d;
+    const deadline = Date.now() + settings.drainBoundMs;
+    const channel = store.keys.channel;
+    let count = inFlight;
+    let gen = generation;
+    while (count > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        this.#log.warn({ clientKey: store.clientKey, leases: count, drainBoundMs: settings.drainBoundMs }, 'auth: drain bound reached; rotating anyway');
+        return false;
+      }
+      await wakeups.wait(channel, ['released'], Math.min(left, settings.pollMs, 100), undefined, gen);
+      gen = wakeups.generation(channel);
+      count = await store.leaseCount();
+    }
+    return true;
+  }
+}
+
+function cooldownOf(s: AuthState, fingerprint: string): RotateOutcome | null {
+  const f = s.failure;
+  if (f && f.secretFingerprint === fingerprint && f.nextAttemptAt > s.now) {
+    return { outcome: 'cooldown', nextAttemptAt: f.nextAttemptAt, failures: f.failures };
+  }
+  return null;
+}

@@ -1,0 +1,132 @@
+import { LuaScript, NOW_MS } from './lua.js';
+
+/**
+ * The Lua scripts of the token protocol. Each runs atomically in Redis, reads Redis's own clock, and purges
+ * expired leases before counting them. Key order is given above each script.
+ */
+
+/**
+ * acquire. KEYS: token, gate, leases, limitWait, failure. ARGV: leaseId, leaseTtlMs, limit, secretFingerprint.
+ * -> {'ok', token, version} | {'gate'} | {'limit'} | {'missing'} | {'failed', reason, failures, nextAttemptAt}
+ */
+export const ACQUIRE = new LuaScript(
+  `${NOW_MS}
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'gate'} end
+local t = redis.call('HMGET', KEYS[1], 'token', 'version', 'expiresAt')
+local exp = tonumber(t[3])
+if not t[1] or not exp or exp <= now then
+  local f = redis.call('HMGET', KEYS[5], 'nextAttemptAt', 'secretFingerprint', 'reason', 'failures')
+  local nextAt = tonumber(f[1])
+  if nextAt and nextAt > now and f[2] == ARGV[4] then
+    return {'failed', f[3] or 'credentials rejected', f[4] or '1', f[1]}
+  end
+  return {'missing'}
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[4], '1', 'PX', 1000)
+  return {'limit'}
+end
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ttl)
+return {'ok', t[1], t[2]}`,
+  5,
+);
+
+/** release. KEYS: leases, gate, limitWait. ARGV: leaseId, channel. Publishes only when someone listens for it. */
+export const RELEASE = new LuaScript(
+  `local removed = redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('PUBLISH', ARGV[2], 'released')
+end
+return removed`,
+  3,
+);
+
+/**
+ * state (never returns the token). KEYS: token, gate, leases, failure.
+ * -> {now, version, issuedAt, expiresAt, hasToken, gatePttl, leases, fReason, fFailures, fNextAttemptAt, fFingerprint}
+ */
+export const STATE = new LuaScript(
+  `${NOW_MS}
+local t = redis.call('HMGET', KEYS[1], 'version', 'issuedAt', 'expiresAt')
+local has = redis.call('HEXISTS', KEYS[1], 'token')
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local f = redis.call('HMGET', KEYS[4], 'reason', 'failures', 'nextAttemptAt', 'secretFingerprint')
+return {tostring(now), t[1] or '', t[2] or '', t[3] or '', tostring(has), tostring(redis.call('PTTL', KEYS[2])),
+  tostring(redis.call('ZCARD', KEYS[3])), f[1] or '', f[2] or '', f[3] or '', f[4] or ''}`,
+  4,
+);
+
+/** close the gate. KEYS: gate, leases. ARGV: owner, ttlMs. -> leases in flight. */
+export const CLOSE_GATE = new LuaScript(
+  `${NOW_MS}
+redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+return redis.call('ZCARD', KEYS[2])`,
+  2,
+);
+
+/** leases in flight. KEYS: leases. */
+export const LEASE_COUNT = new LuaScript(
+  `${NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])`,
+  1,
+);
+
+/** open the gate if we closed it. KEYS: gate. ARGV: owner, channel. -> 1 when opened. */
+export const OPEN_GATE = new LuaScript(
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], 'opened')
+  return 1
+end
+return 0`,
+  1,
+);
+
+/**
+ * store a new token: compare-and-set on the version, fenced by the lock; opens our gate, clears the failure
+ * state and wakes the waiters, all at once. KEYS: token, lock, gate, failure.
+ * ARGV: owner, expectedVersion ('' = no token yet), token, expiresAt, channel.
+ * -> {version} on success, {-1} lock lost, {-2, storedVersion} version moved.
+ */
+export const STORE = new LuaScript(
+  `${NOW_MS}
+local function open()
+  if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+  redis.call('PUBLISH', ARGV[5], 'opened')
+end
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then open() return {-1} end
+local v = redis.call('HGET', KEYS[1], 'version')
+if (v or '') ~= ARGV[2] then open() return {-2, v or ''} end
+local nv = (tonumber(v) or 0) + 1
+redis.call('HSET', KEYS[1], 'token', ARGV[3], 'version', nv, 'issuedAt', now, 'expiresAt', ARGV[4])
+redis.call('DEL', KEYS[4])
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+redis.call('PUBLISH', ARGV[5], 'rotated')
+return {nv}`,
+  4,
+);
+
+/**
+ * record a refusal of the credentials, with exponential cooldown (restarting at 1 when the secret changed);
+ * opens our gate and wakes the waiters. KEYS: failure, gate. ARGV: owner, reason, fingerprint, baseMs, maxMs, channel.
+ * -> {failures, nextAttemptAt}
+ */
+export const RECORD_FAILURE = new LuaScript(
+  `${NOW_MS}
+local n = 1
+if redis.call('HGET', KEYS[1], 'secretFingerprint') == ARGV[3] then
+  n = (tonumber(redis.call('HGET', KEYS[1], 'failures')) or 0) + 1
+end
+local cooldown = math.min(tonumber(ARGV[4]) * math.pow(2, n - 1), tonumber(ARGV[5]))
+local nextAt = now + math.floor(cooldown)
+redis.call('HSET', KEYS[1], 'reason', ARGV[2], 'failures', n, 'nextAttemptAt', nextAt, 'secretFingerprint', ARGV[3], 'at', now)
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('PUBLISH', ARGV[6], 'failed')
+return {n, nextAt}`,
+  2,
+);

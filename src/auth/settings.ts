@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/**
+ * Tunables of the token protocol. Every bound the protocol promises is derived from these:
+ * - a lease lives `requestTimeoutMs` (a request that outlives it no longer holds back a rotation);
+ * - the refresher waits at most `drainBoundMs` for leases before rotating anyway;
+ * - the gate lives `drainBoundMs + tokenCallTimeoutMs` (so a refresher that dies with the gate closed
+ *   stalls nobody for longer than that);
+ * - the refresh lock lives a little longer than the gate (`lockSlackMs`).
+ */
+export const authSettingsSchema = z
+  .object({
+    /** Upper bound of one request to the service (one attempt): the lease's time to live. */
+    requestTimeoutMs: z.number().int().min(50).default(20_000),
+    /** How long a rotation waits for requests in flight before it rotates anyway (default: requestTimeoutMs). */
+    drainBoundMs: z.number().int().min(0).optional(),
+    /** Timeout of the token endpoint call. */
+    tokenCallTimeoutMs: z.number().int().min(50).default(10_000),
+    /** Extra lock lifetime beyond the gate's, for storing the new token. */
+    lockSlackMs: z.number().int().min(100).default(2_000),
+    /** Token lifetime when the token carries no `exp` claim. */
+    lifetimeMs: z.number().int().min(100).default(300_000),
+    /** Rotate when this fraction of the token's lifetime is left. */
+    marginFraction: z.number().gt(0).lt(1).default(0.2),
+    /** Period of the per-client rotation check (default: half the margin of `lifetimeMs`). */
+    scheduleEveryMs: z.number().int().min(50).optional(),
+    /** Requests in flight per client across all processes, unless the tenant sets its own. */
+    inFlightLimit: z.number().int().min(1).default(32),
+    /** First cooldown after the token endpoint refuses the credentials; doubles per failure up to the max. */
+    cooldownBaseMs: z.number().int().min(10).default(30_000),
+    cooldownMaxMs: z.number().int().min(10).default(1_800_000),
+    /** Polling period of every wait (the fallback when a pub/sub message is missed). */
+    pollMs: z.number().int().min(10).default(200),
+    /** Longest an `acquire()` waits at the gate, for a token or under the in-flight limit (default: derived). */
+    acquireTimeoutMs: z.number().int().min(100).optional(),
+  })
+  .strict();
+
+export type AuthSettingsInput = z.input<typeof authSettingsSchema>;
+
+export interface AuthSettings {
+  readonly requestTimeoutMs: number;
+  readonly drainBoundMs: number;
+  readonly tokenCallTimeoutMs: number;
+  readonly gateTtlMs: number;
+  readonly lockTtlMs: number;
+  readonly lockSlackMs: number;
+  readonly lifetimeMs: number;
+  readonly marginFraction: number;
+  readonly scheduleEveryMs: number;
+  readonly inFlightLimit: number;
+  readonly cooldownBaseMs: number;
+  readonly cooldownMaxMs: number;
+  readonly pollMs: number;
+  readonly acquireTimeoutMs: number;
+}
+
+/** Validates the settings and fills in the derived bounds. */
+export function resolveAuthSettings(input: AuthSettingsInput = {}): AuthSettings {
+  const s = authSettingsSchema.parse(input);
+  const drainBoundMs = s.drainBoundMs ?? s.requestTimeoutMs;
+  const gateTtlMs = drainBoundMs + s.tokenCallTimeoutMs;
+  const lockTtlMs = gateTtlMs + s.lockSlackMs;
+  return Object.freeze({
+    requestTimeoutMs: s.requestTimeoutMs,
+    drainBoundMs,
+    tokenCallTimeoutMs: s.tokenCallTimeoutMs,
+    gateTtlMs,
+    lockTtlMs,
+    lockSlackMs: s.lockSlackMs,
+    lifetimeMs: s.lifetimeMs,
+    marginFraction: s.marginFraction,
+    scheduleEveryMs: s.scheduleEveryMs ?? Math.max(50, Math.floor((s.lifetimeMs * s.marginFraction) / 2)),
+    inFlightLimit: s.inFlightLimit,
+    cooldownBaseMs: s.cooldownBaseMs,
+    cooldownMaxMs: Math.max(s.cooldownMaxMs, s.cooldownBaseMs),
+    pollMs: s.pollMs,
+    // A waiter may sit behind a lock holder (lockTtl) and then a whole rotation (lockTtl) of its own.
+    acquireTimeoutMs: s.acquireTimeoutMs ?? 2 * lockTtlMs + s.requestTimeoutMs,
+  });
+}

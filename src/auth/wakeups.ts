@@ -1,0 +1,129 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+
+/** The messages of a client's channel. */
+export type WakeKind = 'rotated' | 'opened' | 'released' | 'failed';
+const KINDS: ReadonlySet<string> = new Set<WakeKind>(['rotated', 'opened', 'released', 'failed']);
+
+interface Waiter {
+  kinds: readonly WakeKind[];
+  wake: (kind: WakeKind | 'timeout' | 'aborted') => void;
+}
+
+interface ChannelState {
+  subscribed: Promise<void> | null;
+  ready: boolean;
+  /** Bumped on every message: a waiter that saw the state at generation g and finds g moved retries at once. */
+  generation: number;
+  waiters: Set<Waiter>;
+}
+
+/**
+ * The one pub/sub subscriber of a process, shared by every provider and the refresher (ioredis needs a
+ * dedicated connection in subscriber mode). A wait ends on a matching message, or after `timeoutMs`
+ * (the polling fallback: a missed message costs at most one poll period).
+ */
+export class AuthWakeups {
+  readonly #sub: Redis;
+  readonly #owned: boolean;
+  readonly #logger: Logger;
+  readonly #channels = new Map<string, ChannelState>();
+  readonly #onMessage = (channel: string, message: string): void => this.#dispatch(channel, message);
+  #closed = false;
+
+  constructor(subscriber: Redis, logger: Logger, owned: boolean) {
+    this.#sub = subscriber;
+    this.#owned = owned;
+    this.#logger = logger;
+    subscriber.on('message', this.#onMessage);
+  }
+
+  #state(channel: string): ChannelState {
+    let s = this.#channels.get(channel);
+    if (!s) {
+      s = { subscribed: null, ready: false, generation: 0, waiters: new Set() };
+      this.#channels.set(channel, s);
+    }
+    return s;
+  }
+
+  /** Subscribes once per channel (later calls share the first). A failure is logged and retried next time. */
+  ensure(channel: string): Promise<void> {
+    const s = this.#state(channel);
+    if (s.subscribed === null && !this.#closed) {
+      s.subscribed = this.#sub.subscribe(channel).then(
+        () => {
+          s.ready = true;
+        },
+        (err: unknown) => {
+          s.subscribed = null;
+          this.#logger.warn({ err, channel }, 'auth: subscribe failed; waits fall back to polling');
+        },
+      );
+    }
+    return s.subscribed ?? Promise.resolve();
+  }
+
+  isReady(channel: string): boolean {
+    return this.#channels.get(channel)?.ready ?? false;
+  }
+
+  /** The channel's message count so far (see `wait`'s `sinceGeneration`). */
+  generation(channel: string): number {
+    return this.#state(channel).generation;
+  }
+
+  /**
+   * Waits for one of `kinds` on `channel`, at most `timeoutMs`. With `sinceGeneration`, returns at once when any
+   * message arrived since that generation was read (closing the race between a check and the wait).
+   */
+  wait(
+    channel: string,
+    kinds: readonly WakeKind[],
+    timeoutMs: number,
+    signal?: AbortSignal,
+    sinceGeneration?: number,
+  ): Promise<WakeKind | 'timeout' | 'aborted' | 'missed'> {
+    const s = this.#state(channel);
+    if (sinceGeneration !== undefined && s.generation !== sinceGeneration) return Promise.resolve('missed');
+    if (signal?.aborted) return Promise.resolve('aborted');
+    if (this.#closed) return Promise.resolve('timeout');
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        kinds,
+        wake: (kind) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          s.waiters.delete(waiter);
+          resolve(kind);
+        },
+      };
+      const onAbort = (): void => waiter.wake('aborted');
+      const timer = setTimeout(() => waiter.wake('timeout'), Math.max(1, timeoutMs));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      s.waiters.add(waiter);
+    });
+  }
+
+  #dispatch(channel: string, message: string): void {
+    const s = this.#channels.get(channel);
+    if (!s || !KINDS.has(message)) return;
+    s.generation += 1;
+    const kind = message as WakeKind;
+    for (const w of [...s.waiters]) if (w.kinds.includes(kind)) w.wake(kind);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const s of this.#channels.values()) for (const w of [...s.waiters]) w.wake('timeout');
+    this.#sub.off('message', this.#onMessage);
+    const channels = [...this.#channels.keys()];
+    this.#channels.clear();
+    if (this.#owned) {
+      this.#sub.disconnect();
+    } else if (channels.length > 0) {
+      await this.#sub.unsubscribe(...channels).catch(() => undefined);
+    }
+  }
+}
