@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
-import { LUA_CHUNKED, LuaScript } from './script.js';
+import { LUA_HELPERS, LuaScript } from './script.js';
 import { pairs, parseValue } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
@@ -31,7 +31,7 @@ export interface RecordStateEntry extends RecordState {
  * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
  * Entries for the same id within one call apply in order. ARGV: id, uuid, hash triples ('' = keep).
  */
-const SET_MANY = new LuaScript(`${LUA_CHUNKED}
+const SET_MANY = new LuaScript(`${LUA_HELPERS}
 local fields = {}
 for i = 1, #ARGV, 3 do fields[#fields + 1] = ARGV[i] end
 local current = chunked('HMGET', KEYS[1], fields)
@@ -43,7 +43,8 @@ for i = 1, #fields do
     old = current[i] or '|'
     order[#order + 1] = id
   end
-  local bar = string.find(old, '|', 1, true) or (#old + 1)
+  local bar = string.find(old, '|', 1, true)
+  if not bar then corrupt(KEYS[1], id) end
   local uuid, hash = string.sub(old, 1, bar - 1), string.sub(old, bar + 1)
   local newUuid, newHash = ARGV[3 * i - 1], ARGV[3 * i]
   if newUuid ~= '' then uuid = newUuid end
@@ -60,12 +61,13 @@ return #order
 `);
 
 /** Drops the hash side of the given fields, keeping the uuid; a field left empty is deleted. */
-const STRIP_HASHES = new LuaScript(`
+const STRIP_HASHES = new LuaScript(`${LUA_HELPERS}
 for _, id in ipairs(ARGV) do
   local old = redis.call('HGET', KEYS[1], id)
   if old then
     local bar = string.find(old, '|', 1, true)
-    local uuid = bar and string.sub(old, 1, bar - 1) or old
+    if not bar then corrupt(KEYS[1], id) end
+    local uuid = string.sub(old, 1, bar - 1)
     if uuid == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, uuid .. '|') end
   end
 end

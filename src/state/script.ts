@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { StateCorruptError } from './stored.js';
 
 export type LuaArg = string | number;
 
@@ -16,19 +17,34 @@ export class LuaScript {
 
   async run(redis: Redis, keys: readonly string[], args: readonly LuaArg[]): Promise<unknown> {
     try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      try {
+        return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      } catch (err) {
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+        return await redis.eval(this.source, keys.length, ...keys, ...args);
+      }
     } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(this.source, keys.length, ...keys, ...args);
+      throw asCorrupt(err) ?? err;
     }
   }
 }
 
+/** A script's `corrupt(key, field)` error reply, as a StateCorruptError. */
+function asCorrupt(err: unknown): StateCorruptError | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const m = /^STATE_CORRUPT (\S+) (.*?)(?: script: [0-9a-f]{40}.*)?$/s.exec(err.message);
+  return m ? new StateCorruptError(m[1] ?? '?', m[2], 'stored value does not fit its format') : undefined;
+}
+
 /**
- * Lua helpers shared by scripts: `chunked(cmd, key, list)` calls a variadic command in slices, so a large
- * page never hits Lua's `unpack` limit.
+ * Lua helpers shared by scripts: `corrupt(key, field)` raises the error reply `run` turns into a
+ * StateCorruptError; `chunked(cmd, key, list)` calls a variadic command in slices, so a large page never
+ * hits Lua's `unpack` limit.
  */
-export const LUA_CHUNKED = `
+export const LUA_HELPERS = `
+local function corrupt(key, field)
+  error({ err = 'STATE_CORRUPT ' .. key .. ' ' .. field })
+end
 local function chunked(cmd, key, list, width)
   local n = #list
   local step = 2000 * (width or 1)

@@ -1,0 +1,269 @@
+/**
+ * Dead letters: records that cannot be pushed, one entry per (entity, platform id), or per (entity, place)
+ * when there is no id, so a record dead-lettered again updates its entry and counts the attempt.
+ *
+ * Layout per tenant: a HASH `dead:<t>` (field = entry key, value = `attempts|firstAt|at|json`) and ZSETs
+ * `dead:<t>:by:all` / `dead:<t>:by:<entity>` whose members are `<at, 15 digits>|<entry key>` under one score,
+ * so lexicographic order is time order and a member string is a stable paging cursor.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ENTITIES, type Entity } from '../glossary.js';
+import { stateKey } from './keys.js';
+import { LUA_HELPERS, LuaScript } from './script.js';
+import { parseJson, StateCorruptError } from './stored.js';
+
+/** Stored `record` / `detail` larger than this (JSON bytes) are cut, with a note. */
+export const DEAD_LETTER_MAX_BYTES = 16 * 1024;
+const DETAIL_PREVIEW_CHARS = 2048;
+
+const entitySchema = z.enum(ENTITIES);
+
+export const deadLetterSchema = z
+  .object({
+    entity: entitySchema,
+    platformId: z.string().min(1).optional(),
+    /** Where a bad record was found (file:line, endpoint and page) when it has no id. */
+    place: z.string().min(1).optional(),
+    reason: z.string(),
+    code: z.string(),
+    /** The service's 422 detail, when it rejected the record. */
+    detail: z.unknown().optional(),
+    /** The canonical record, for replay. */
+    record: z.unknown().optional(),
+    runId: z.string(),
+    at: z.number().int().nonnegative(),
+  })
+  .refine((d) => d.platformId !== undefined || d.place !== undefined, 'a dead letter needs a platformId or a place');
+export type DeadLetter = z.input<typeof deadLetterSchema>;
+
+const storedBodySchema = z.object({
+  entity: entitySchema,
+  platformId: z.string().optional(),
+  place: z.string().optional(),
+  reason: z.string(),
+  code: z.string(),
+  detail: z.unknown().optional(),
+  record: z.unknown().optional(),
+  runId: z.string(),
+  at: z.number(),
+  /** Original JSON sizes of fields cut at DEAD_LETTER_MAX_BYTES (`record` is then absent, `detail` a preview). */
+  truncated: z.object({ record: z.number().optional(), detail: z.number().optional() }).optional(),
+});
+export type DeadLetterEntry = z.infer<typeof storedBodySchema> & {
+  /** The entry's key: pass it (or `{ entity, platformId | place }`) to `remove`. */
+  key: string;
+  attempts: number;
+  firstAt: number;
+};
+
+/** What names one entry: its key, or the entity and the platform id (or place). */
+export type DeadLetterRef = string | { entity: Entity; platformId?: string; place?: string };
+
+export function deadLetterKey(ref: { entity: Entity; platformId?: string | undefined; place?: string | undefined }): string {
+  if (ref.platformId !== undefined) return `${ref.entity}:id:${ref.platformId}`;
+  if (ref.place !== undefined) return `${ref.entity}:place:${ref.place}`;
+  throw new Error('a dead letter reference needs a platformId or a place');
+}
+
+const pad = (at: number): string => String(at).padStart(15, '0');
+const entityIndex = (e: Entity): number => ENTITIES.indexOf(e) + 1;
+
+// KEYS: hash, all, contacts, invoices, payments. Shared: parse the stored prefix or fail naming the field.
+const LUA_HEAD = `${LUA_HELPERS}
+local function head(k, v)
+  local a, f, t = string.match(v, '^(%d+)|(%d+)|(%d+)|')
+  if not a then corrupt(KEYS[1], k) end
+  return tonumber(a), f, t
+end
+local function unindex(k, t)
+  local m = t .. '|' .. k
+  for i = 2, #KEYS do redis.call('ZREM', KEYS[i], m) end
+end
+`;
+
+/** ARGV: (key, entity index, padded at, json) groups. */
+const ADD = new LuaScript(`${LUA_HEAD}
+for i = 1, #ARGV, 4 do
+  local k, e, at, json = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local attempts, first = 1, at
+  local old = redis.call('HGET', KEYS[1], k)
+  if old then
+    local a, f, t = head(k, old)
+    attempts, first = a + 1, f
+    unindex(k, t)
+  end
+  redis.call('HSET', KEYS[1], k, attempts .. '|' .. first .. '|' .. at .. '|' .. json)
+  redis.call('ZADD', KEYS[2], 0, at .. '|' .. k)
+  redis.call('ZADD', KEYS[2 + e], 0, at .. '|' .. k)
+end
+return #ARGV / 4
+`);
+
+/** ARGV: keys. Returns how many existed. */
+const REMOVE = new LuaScript(`${LUA_HEAD}
+local n = 0
+for _, k in ipairs(ARGV) do
+  local old = redis.call('HGET', KEYS[1], k)
+  if old then
+    local _, _, t = head(k, old)
+    unindex(k, t)
+    redis.call('HDEL', KEYS[1], k)
+    n = n + 1
+  end
+end
+return n
+`);
+
+/** KEYS: hash, zset. ARGV: 'rev' or 'fwd', min, max, offset, limit. Returns [member, value, ...]. */
+const RANGE = new LuaScript(`
+local members
+if ARGV[1] == 'rev' then
+  members = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[3], ARGV[2], 'LIMIT', ARGV[4], ARGV[5])
+else
+  members = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[2], ARGV[3], 'LIMIT', ARGV[4], ARGV[5])
+end
+local out = {}
+for _, m in ipairs(members) do
+  local v = redis.call('HGET', KEYS[1], string.sub(m, 17))
+  out[#out + 1] = m
+  out[#out + 1] = v or ''
+end
+return out
+`);
+
+const COUNTS = new LuaScript(`
+local out = { redis.call('HLEN', KEYS[1]) }
+for i = 3, #KEYS do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
+return out
+`);
+
+export interface DeadLetterCounts {
+  total: number;
+  byEntity: Record<Entity, number>;
+}
+
+export class DeadLetterStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  key(tenant: string): string {
+    return stateKey(this.prefix, 'dead', tenant);
+  }
+
+  private keys(tenant: string): string[] {
+    return [this.key(tenant), stateKey(this.prefix, 'dead', tenant, 'by', 'all'), ...ENTITIES.map((e) => stateKey(this.prefix, 'dead', tenant, 'by', e))];
+  }
+
+  /** Adds or updates entries (one Lua call). An existing entry keeps its firstAt and counts one more attempt. */
+  async add(tenant: string, entries: readonly DeadLetter[]): Promise<void> {
+    if (entries.length === 0) return;
+    const args: string[] = [];
+    for (const input of entries) {
+      const d = deadLetterSchema.parse(input);
+      const body: z.infer<typeof storedBodySchema> = { entity: d.entity, reason: d.reason, code: d.code, runId: d.runId, at: d.at };
+      if (d.platformId !== undefined) body.platformId = d.platformId;
+      if (d.place !== undefined) body.place = d.place;
+      const truncated: { record?: number; detail?: number } = {};
+      if (d.record !== undefined) {
+        const size = Buffer.byteLength(JSON.stringify(d.record) ?? '');
+        if (size > DEAD_LETTER_MAX_BYTES) truncated.record = size;
+        else body.record = d.record;
+      }
+      if (d.detail !== undefined) {
+        const json = JSON.stringify(d.detail) ?? '';
+        const size = Buffer.byteLength(json);
+        if (size > DEAD_LETTER_MAX_BYTES) {
+          truncated.detail = size;
+          body.detail = `${json.slice(0, DETAIL_PREVIEW_CHARS)}... [truncated: ${size} bytes]`;
+        } else body.detail = d.detail;
+      }
+      if (truncated.record !== undefined || truncated.detail !== undefined) body.truncated = truncated;
+      args.push(deadLetterKey(d), String(entityIndex(d.entity)), pad(d.at), JSON.stringify(body));
+    }
+    await ADD.run(this.redis, this.keys(tenant), args);
+  }
+
+  /** Newest first, optionally of one entity (one round trip). */
+  async list(tenant: string, options: { entity?: Entity; limit?: number; offset?: number } = {}): Promise<DeadLetterEntry[]> {
+    const { entries } = await this.range(tenant, options.entity, 'rev', '-', '+', options.offset ?? 0, options.limit ?? 50);
+    return entries;
+  }
+
+  /**
+   * Entries for replay, oldest first, with their records. Read-only: an entry leaves the store when its
+   * record is pushed (`remove`) and is updated when it fails again (`add`), so a replay that dies loses
+   * nothing. Page with `after` (the `next` of the previous call); `until` (ms) leaves out entries written
+   * after the replay began, so records that fail again are not taken twice in one pass.
+   */
+  async take(
+    tenant: string,
+    options: { entity?: Entity; limit?: number; after?: string; until?: number } = {},
+  ): Promise<{ entries: DeadLetterEntry[]; next?: string }> {
+    const min = options.after === undefined ? '-' : `(${options.after}`;
+    const max = options.until === undefined ? '+' : `(${pad(Math.floor(options.until) + 1)}`;
+    const limit = options.limit ?? 500;
+    const { entries, last } = await this.range(tenant, options.entity, 'fwd', min, max, 0, limit);
+    return last !== undefined && entries.length >= limit ? { entries, next: last } : { entries };
+  }
+
+  /** Removes entries (one Lua call); returns how many there were. */
+  async remove(tenant: string, refs: readonly DeadLetterRef[]): Promise<number> {
+    if (refs.length === 0) return 0;
+    const keys = refs.map((r) => (typeof r === 'string' ? r : deadLetterKey(r)));
+    return Number(await REMOVE.run(this.redis, this.keys(tenant), keys));
+  }
+
+  async count(tenant: string): Promise<number> {
+    return this.redis.hlen(this.key(tenant));
+  }
+
+  /** Total and per-entity counts (one round trip). */
+  async counts(tenant: string): Promise<DeadLetterCounts> {
+    const reply = (await COUNTS.run(this.redis, this.keys(tenant), [])) as number[];
+    const byEntity = Object.fromEntries(ENTITIES.map((e, i) => [e, Number(reply[i + 1] ?? 0)])) as Record<Entity, number>;
+    return { total: Number(reply[0] ?? 0), byEntity };
+  }
+
+  keysOf(tenant: string): string[] {
+    return this.keys(tenant);
+  }
+
+  async clear(tenant: string): Promise<void> {
+    await this.redis.unlink(...this.keys(tenant));
+  }
+
+  private async range(
+    tenant: string,
+    entity: Entity | undefined,
+    dir: 'rev' | 'fwd',
+    min: string,
+    max: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ entries: DeadLetterEntry[]; last?: string }> {
+    const keys = this.keys(tenant);
+    const index = entity === undefined ? keys[1] : keys[1 + entityIndex(entity)];
+    const hash = keys[0] as string;
+    const flat = (await RANGE.run(this.redis, [hash, index as string], [dir, min, max, offset, limit])) as string[];
+    const entries: DeadLetterEntry[] = [];
+    let last: string | undefined;
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const member = flat[i] as string;
+      const raw = flat[i + 1] as string;
+      last = member;
+      if (raw === '') continue; // index ahead of the hash: never written so, but harmless to skip
+      entries.push(decode(hash, member.slice(16), raw));
+    }
+    return last === undefined ? { entries } : { entries, last };
+  }
+}
+
+function decode(hash: string, key: string, raw: string): DeadLetterEntry {
+  const m = /^(\d+)\|(\d+)\|(\d+)\|/.exec(raw);
+  if (!m) throw new StateCorruptError(hash, key, 'expected "attempts|firstAt|at|json"');
+  const body = parseJson(storedBodySchema, raw.slice(m[0].length), hash, key);
+  return { ...body, key, attempts: Number(m[1]), firstAt: Number(m[2]) };
+}

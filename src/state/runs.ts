@@ -1,0 +1,220 @@
+/**
+ * Sync-run history, the last RUNS_KEPT runs per tenant. Per run a HASH `runs:<t>:run:<runId>`: `meta`
+ * (JSON), `phase`, `progress` (JSON), `outcome`, `finishedAt`, `errors` and `unlinked` (JSON lists, capped)
+ * and one `c:<name>` integer field per count, so an increment is a plain HINCRBY. A ZSET `runs:<t>:index`
+ * (score = startedAt) orders them; starting a run trims the oldest.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { stateKey } from './keys.js';
+import { LuaScript } from './script.js';
+import { pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
+
+export const RUNS_KEPT = 100;
+export const RUN_ERRORS_KEPT = 100;
+export const RUN_ERROR_MAX_CHARS = 1000;
+export const RUN_UNLINKED_KEPT = 1000;
+
+export const runModeSchema = z.enum(['full', 'incremental', 'reconcile', 'backfill', 'replay']);
+export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed']);
+const countsSchema = z.record(z.string(), z.number().int());
+const progressSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+export const runStartSchema = z.object({
+  runId: z.string().min(1),
+  mode: runModeSchema,
+  startedAt: z.number().int().nonnegative(),
+  /** What started it: schedule, cli, api, ... */
+  trigger: z.string(),
+  requestedAt: z.number().optional(),
+});
+export type RunStart = z.infer<typeof runStartSchema>;
+
+export interface RunPatch {
+  /** Absolute values (replace those fields); use `increment` for deltas. */
+  counts?: Record<string, number>;
+  phase?: string;
+  progress?: z.infer<typeof progressSchema>;
+}
+
+export interface RunFinish {
+  outcome: z.infer<typeof runOutcomeSchema>;
+  finishedAt: number;
+  counts: Record<string, number>;
+  /** Capped at RUN_ERRORS_KEPT entries of RUN_ERROR_MAX_CHARS. */
+  errors: string[];
+  /** Platform ids of payments whose invoice is unknown; capped at RUN_UNLINKED_KEPT. */
+  unlinkedPayments?: string[];
+}
+
+const cappedListSchema = z.object({ items: z.array(z.string()), omitted: z.number().int().nonnegative() });
+
+export const runRecordSchema = runStartSchema.extend({
+  phase: z.string().optional(),
+  progress: progressSchema.optional(),
+  outcome: runOutcomeSchema.optional(),
+  finishedAt: z.number().optional(),
+  counts: countsSchema,
+  errors: z.array(z.string()),
+  /** Errors beyond the cap, counted but not kept. */
+  errorsOmitted: z.number().int().nonnegative(),
+  unlinkedPayments: z.array(z.string()),
+  unlinkedOmitted: z.number().int().nonnegative(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/** KEYS: index, run. ARGV: runId, startedAt, meta, keep, run key base. */
+const START = new LuaScript(`
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'meta', ARGV[3])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local keep = tonumber(ARGV[4])
+local n = redis.call('ZCARD', KEYS[1])
+if n > keep then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, n - keep - 1)) do redis.call('DEL', ARGV[5] .. id) end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - keep - 1)
+end
+return 1
+`);
+
+/** KEYS: run. ARGV: 'set' | 'incr', then field/value pairs. Only on a run that exists (never resurrects one). */
+const PATCH = new LuaScript(`
+if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
+for i = 2, #ARGV, 2 do
+  if ARGV[1] == 'incr' then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 1
+`);
+
+/** KEYS: index. ARGV: limit, run key base. Returns [runId, [field, value, ...], ...] newest first. */
+const RECENT = new LuaScript(`
+local out = {}
+for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGETALL', ARGV[2] .. id)
+end
+return out
+`);
+
+function capped(list: readonly string[], keep: number, maxChars = Infinity): string {
+  const items = list.slice(0, keep).map((s) => (s.length > maxChars ? `${s.slice(0, maxChars)}...` : s));
+  return JSON.stringify({ items, omitted: Math.max(0, list.length - keep) });
+}
+
+function countFields(counts: Record<string, number>): string[] {
+  const out: string[] = [];
+  for (const [name, n] of Object.entries(countsSchema.parse(counts))) out.push(`c:${name}`, String(n));
+  return out;
+}
+
+export class RunStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  indexKey(tenant: string): string {
+    return stateKey(this.prefix, 'runs', tenant, 'index');
+  }
+
+  private runBase(tenant: string): string {
+    return `${stateKey(this.prefix, 'runs', tenant, 'run')}:`;
+  }
+
+  runKey(tenant: string, runId: string): string {
+    return `${this.runBase(tenant)}${runId}`;
+  }
+
+  /** Records a run's start (a run id seen again starts afresh) and trims the history to RUNS_KEPT. */
+  async start(tenant: string, run: RunStart, keep = RUNS_KEPT): Promise<void> {
+    const r = runStartSchema.parse(run);
+    await START.run(this.redis, [this.indexKey(tenant), this.runKey(tenant, r.runId)], [r.runId, r.startedAt, JSON.stringify(r), keep, this.runBase(tenant)]);
+  }
+
+  /** Patches a run (one round trip). Returns false when the run is unknown (never started, or trimmed). */
+  async update(tenant: string, runId: string, patch: RunPatch): Promise<boolean> {
+    const fields: string[] = [];
+    if (patch.counts) fields.push(...countFields(patch.counts));
+    if (patch.phase !== undefined) fields.push('phase', patch.phase);
+    if (patch.progress !== undefined) fields.push('progress', JSON.stringify(progressSchema.parse(patch.progress)));
+    if (fields.length === 0) return true;
+    return (await PATCH.run(this.redis, [this.runKey(tenant, runId)], ['set', ...fields])) === 1;
+  }
+
+  /** Adds deltas to counts (HINCRBY, one round trip). */
+  async increment(tenant: string, runId: string, deltas: Record<string, number>): Promise<boolean> {
+    const fields = countFields(deltas);
+    if (fields.length === 0) return true;
+    return (await PATCH.run(this.redis, [this.runKey(tenant, runId)], ['incr', ...fields])) === 1;
+  }
+
+  async finish(tenant: string, runId: string, result: RunFinish): Promise<boolean> {
+    const fields = [
+      'outcome', runOutcomeSchema.parse(result.outcome),
+      'finishedAt', String(result.finishedAt),
+      'errors', capped(result.errors, RUN_ERRORS_KEPT, RUN_ERROR_MAX_CHARS),
+      ...countFields(result.counts),
+    ];
+    if (result.unlinkedPayments) fields.push('unlinked', capped(result.unlinkedPayments, RUN_UNLINKED_KEPT));
+    return (await PATCH.run(this.redis, [this.runKey(tenant, runId)], ['set', ...fields])) === 1;
+  }
+
+  async get(tenant: string, runId: string): Promise<RunRecord | undefined> {
+    const k = this.runKey(tenant, runId);
+    const flat = await this.redis.call('HGETALL', k);
+    return this.decode(k, flat);
+  }
+
+  /** The last `limit` runs, newest first (one round trip). */
+  async recent(tenant: string, limit = 20): Promise<RunRecord[]> {
+    const n = Math.max(0, Math.min(limit, RUNS_KEPT));
+    if (n === 0) return [];
+    const reply = (await RECENT.run(this.redis, [this.indexKey(tenant)], [n, this.runBase(tenant)])) as unknown[];
+    const out: RunRecord[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const run = this.decode(this.runKey(tenant, String(reply[i])), reply[i + 1]);
+      if (run) out.push(run);
+    }
+    return out;
+  }
+
+  async last(tenant: string): Promise<RunRecord | undefined> {
+    return (await this.recent(tenant, 1))[0];
+  }
+
+  /** The index and every run hash it names (read first: run keys are not enumerable otherwise). */
+  async keysOf(tenant: string): Promise<string[]> {
+    const ids = await this.redis.zrange(this.indexKey(tenant), 0, -1);
+    return [this.indexKey(tenant), ...ids.map((id) => this.runKey(tenant, id))];
+  }
+
+  private decode(k: string, flat: unknown): RunRecord | undefined {
+    const fields = pairs(parseValue(z.array(z.string()), flat, k));
+    if (fields.length === 0) return undefined;
+    const h = new Map(fields);
+    const meta = h.get('meta');
+    if (meta === undefined) throw new StateCorruptError(k, 'meta', 'missing');
+    const counts: Record<string, number> = {};
+    for (const [f, v] of fields) {
+      if (!f.startsWith('c:')) continue;
+      if (!/^-?\d+$/.test(v)) throw new StateCorruptError(k, f, 'count is not an integer');
+      counts[f.slice(2)] = Number(v);
+    }
+    const errors = h.has('errors') ? parseJson(cappedListSchema, h.get('errors') ?? '', k, 'errors') : { items: [], omitted: 0 };
+    const unlinked = h.has('unlinked') ? parseJson(cappedListSchema, h.get('unlinked') ?? '', k, 'unlinked') : { items: [], omitted: 0 };
+    const record: Record<string, unknown> = {
+      ...parseJson(runStartSchema, meta, k, 'meta'),
+      counts,
+      errors: errors.items,
+      errorsOmitted: errors.omitted,
+      unlinkedPayments: unlinked.items,
+      unlinkedOmitted: unlinked.omitted,
+    };
+    if (h.has('phase')) record['phase'] = h.get('phase');
+    if (h.has('progress')) record['progress'] = parseJson(progressSchema, h.get('progress') ?? '', k, 'progress');
+    if (h.has('outcome')) record['outcome'] = h.get('outcome');
+    if (h.has('finishedAt')) record['finishedAt'] = Number(h.get('finishedAt'));
+    return parseValue(runRecordSchema, record, k);
+  }
+}
