@@ -1,0 +1,100 @@
+/**
+ * Wiring for the auth tests and the child processes they spawn: the same pieces the worker's composition root
+ * uses (Redis connections, the refresh-token queue and a Worker running the real processor, createAuth).
+ */
+import { Queue, Worker, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
+import { createAuth, type Auth, type AuthMetrics, type ClientCredentials, type CreateAuthOptions } from '../../src/auth/index.js';
+import type { AuthSettingsInput } from '../../src/auth/settings.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { QUEUES } from '../../src/queues/names.js';
+import { connectRedis, createRedis } from '../../src/redis/connection.js';
+
+export function quietLogger(level = process.env['AUTH_TEST_LOG'] ?? 'silent'): Logger {
+  return createLogger({ level });
+}
+
+export async function redisAt(url: string): Promise<Redis> {
+  const r = createRedis(url, 'worker');
+  r.on('error', () => undefined);
+  return connectRedis(r, url);
+}
+
+export interface AuthRig {
+  redis: Redis;
+  queue: Queue;
+  auth: Auth;
+  worker: Worker | undefined;
+  close(): Promise<void>;
+}
+
+export interface RigOptions {
+  url: string;
+  prefix: string;
+  settings: AuthSettingsInput;
+  logger?: Logger;
+  metrics?: AuthMetrics;
+  requestToken?: CreateAuthOptions['requestToken'];
+  hooks?: CreateAuthOptions['hooks'];
+  /** Run a refresh-token Worker with the real processor (omit for a process that only sends requests). */
+  credentials?: (tenantId: string) => ClientCredentials | undefined;
+  worker?: Partial<WorkerOptions>;
+}
+
+/** One process's auth: connections, queue, createAuth, and optionally a refresh-token worker. */
+export async function buildRig(o: RigOptions): Promise<AuthRig> {
+  const logger = o.logger ?? quietLogger();
+  const redis = await redisAt(o.url);
+  const queue = new Queue(QUEUES.refreshToken, { connection: redis, prefix: o.prefix });
+  queue.on('error', () => undefined);
+  const auth = createAuth({
+    redis,
+    prefix: o.prefix,
+    queue,
+    logger,
+    settings: o.settings,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+    ...(o.requestToken ? { requestToken: o.requestToken } : {}),
+    ...(o.hooks ? { hooks: o.hooks } : {}),
+  });
+  let worker: Worker | undefined;
+  let workerRedis: Redis | undefined;
+  if (o.credentials) {
+    workerRedis = await redisAt(o.url);
+    worker = new Worker(QUEUES.refreshToken, createRefreshTokenProcessor({ refresher: auth.refresher, resolveCredentials: o.credentials, logger }), {
+      connection: workerRedis,
+      prefix: o.prefix,
+      concurrency: 4,
+      ...o.worker,
+    });
+    worker.on('error', () => undefined);
+    await worker.waitUntilReady();
+  }
+  return {
+    redis,
+    queue,
+    auth,
+    worker,
+    async close() {
+      await worker?.close();
+      await auth.close();
+      await queue.close();
+      workerRedis?.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The Lua scripts and the provider against real Redis, without the service: leases and the in-flight limit,
+ * gate expiry, the missing-token path, the failure cooldown seen by acquire, and the fenced store.
+ */
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import { CredentialsRejectedError, secretFingerprint, type TokenProvider } from '../../src/auth/index.js';
+import { ClientAuthStore } from '../../src/auth/token-store.js';
+import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { buildRig, sleep, type AuthRig } from './harness.js';
+
+let redis: TestRedis;
+const rigs: AuthRig[] = [];
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterEach(async () => {
+  for (const r of rigs.splice(0)) await r.close();
+  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const tenant = (id: string, clientId: string, secret: string, inFlightLimit?: number) => ({
+  id,
+  collections: { clientId, clientSecret: new Secret(secret) },
+  ...(inFlightLimit === undefined ? {} : { inFlightLimit }),
+});
+
+async function rig(settings: Parameters<typeof buildRig>[0]['settings'] = {}): Promise<{ rig: AuthRig; prefix: string }> {
+  const prefix = testPrefix('auth');
+  prefixes.push(prefix);
+  const r = await buildRig({ url: redis.url, prefix, settings: { pollMs: 50, ...settings } });
+  rigs.push(r);
+  return { rig: r, prefix };
+}
+
+/** Stores a token the way the refresher does (lock held, fenced compare-and-set). */
+async function seed(client: Redis, prefix: string, clientKey: string, token: string, expiresAt: number, expected = 0): Promise<number> {
+  const store = new ClientAuthStore(client, prefix, clientKey);
+  await client.set(store.keys.lock, 'seeder', 'PX', 5_000);
+  const r = await store.store('seeder', expected, token, expiresAt);
+  await client.del(store.keys.lock);
+  if (!r.ok) throw new Error(`seed failed: ${r.why}`);
+  return r.version;
+}
+
+const settle = async <T>(p: Promise<T>): Promise<'pending' | 'settled'> =>
+  Promise.race([p.then(() => 'settled' as const, () => 'settled' as const), sleep(300).then(() => 'pending' as const)]);
+
+describe('leases', () => {
+  it('take one round trip each way, carry the stored token and version, and count against the in-flight limit', async () => {
+    const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000 });
+    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    const provider: TokenProvider = r.auth.providerFor(tenant('t1', 'c1', 's', 3));
+
+    // Warm up (loads the scripts), then count every command this connection sends.
+    await (await provider.acquire()).release();
+    const calls: string[] = [];
+    const send = r.redis.sendCommand.bind(r.redis);
+    r.redis.sendCommand = ((cmd: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) => {
+      calls.push(cmd.name);
+      return send(cmd, stream);
+    }) as Redis['sendCommand'];
+
+    const leases = await Promise.all([provider.acquire(), provider.acquire(), provider.acquire()]);
+    expect(leases.map((l) => [l.token, l.version])).toEqual([['tok-1', 1], ['tok-1', 1], ['tok-1', 1]]);
+    expect(calls).toEqual(['evalsha', 'evalsha', 'evalsha']);
+    expect((await r.auth.status('c1')).leases).toBe(3);
+
+    const fourth = provider.acquire();
+    expect(await settle(fourth)).toBe('pending');
+    await leases[0]!.release();
+    const got = await fourth;
+    expect(got.token).toBe('tok-1');
+    expect((await r.auth.status('c1')).leases).toBe(3);
+    calls.length = 0;
+    await got.release();
+    expect(calls).toEqual(['evalsha']);
+    await got.release(); // idempotent: no second round trip
+    expect(calls).toEqual(['evalsha']);
+    await Promise.all([leases[1]!, leases[2]!].map((l) => l.release()));
+    expect((await r.auth.status('c1')).leases).toBe(0);
+  });
+
+  it('expire on their own, so a request that never released does not hold the limit', async () => {
+    const { rig: r, prefix } = await rig({ requestTimeoutMs: 200 });
+    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    const provider = r.auth.providerFor(tenant('t1', 'c1', 's', 1));
+    await provider.acquire(); // never released (a crashed process)
+    const second = provider.acquire();
+    expect((await second).token).toBe('tok-1');
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await sleep(250);
+    expect(await store.leaseCount()).toBe(0);
+  });
+});
+
+describe('gate', () => {
+  it('holds new requests while closed and lets them through when it expires (a dead refresher stalls nobody for longer)', async () => {
+    const { rig: r, prefix } = await rig();
+    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await store.closeGate('dead-refresher', 600);
+    expect((await r.auth.status('c1')).gateClosed).toBe(true);
+    const waiting = provider.acquire();
+    expect(await settle(waiting)).toBe('pending');
+    const lease = await waiting;
+    expect(lease.token).toBe('tok-1');
+    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+    await lease.release();
+  });
+
+  it('wakes the waiters at once when the refresher opens it', async () => {
+    const { rig: r, prefix } = await rig({ pollMs: 10_000, acquireTimeoutMs: 20_000 });
+    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await store.closeGate('refresher', 60_000);
+    const waiters = Array.from({ length: 10 }, () => provider.acquire());
+    expect(await settle(Promise.race(waiters))).toBe('pending');
+    // Polling is 10 s here: only the pub/sub message can wake them within the test's timeout.
+    expect(await store.openGate('someone-else')).toBe(false);
+    expect(await store.openGate('refresher')).toBe(true);
+    const leases = await Promise.all(waiters);
+    expect(new Set(leases.map((l) => l.token))).toEqual(new Set(['tok-1']));
+    await Promise.all(leases.map((l) => l.release()));
+  });
+});
+
+describe('missing token', () => {
+  it('asks for one deduplicated on-demand rotation however many requests wait, and gives up after the bound', async () => {
+    const { rig: r } = await rig({ acquireTimeoutMs: 600 });
+    // Three tenants sharing one client (one provider each): the queue's deduplication, not only the
+    // provider's own throttle, must fold their asks into one job.
+    const providers = ['t1', 't2', 't3'].map((id) => r.auth.providerFor(tenant(id, 'c1', 's')));
+    const results = await Promise.allSettled(Array.from({ length: 21 }, (_, i) => providers[i % 3]!.acquire()));
+    expect(results.every((x) => x.status === 'rejected')).toBe(true);
+    const first = results[0]!;
+    expect(first.status === 'rejected' && (first.reason as { code?: string }).code).toBe('COLLECTIONS_TRANSIENT');
+    const jobs = await r.queue.getJobs(['waiting', 'delayed', 'active']);
+    expect(jobs.length).toBe(1);
+    expect(jobs[0]!.data).toMatchObject({ clientKey: 'c1', reason: 'missing' });
+    // Ids only: never a secret or a token in job data.
+    expect(JSON.stringify(jobs[0]!.data)).not.toContain('"s"');
+  });
+});
+
+describe('failure state', () => {
+  it('makes acquire fail fast with a clear auth error for the refused secret only', async () => {
+    const { rig: r, prefix } = await rig({ acquireTimeoutMs: 400 });
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await store.closeGate('refresher', 5_000);
+    const f = await store.recordFailure('refresher', 'the token endpoint refused the client credentials', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
+    expect(f.failures).toBe(1);
+    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+
+    const wrong = r.auth.providerFor(tenant('t1', 'c1', 'wrong'));
+    const err = await wrong.acquire().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(CredentialsRejectedError);
+    const e = err as CredentialsRejectedError;
+    expect(e.code).toBe('AUTH_CREDENTIALS_REJECTED');
+    expect(e.message).toContain('tenant "t1" (client "c1")');
+    expect(e.message).toContain('tenants file');
+    expect(e.message).not.toContain('wrong');
+    expect(JSON.stringify(e)).not.toContain('wrong');
+
+    // A fixed secret (another fingerprint) is not held by the old failure: it waits for a token instead.
+    const fixed = r.auth.providerFor(tenant('t1', 'c1', 'right'));
+    const err2 = await fixed.acquire().then(() => undefined, (x: unknown) => x);
+    expect((err2 as { code?: string }).code).toBe('COLLECTIONS_TRANSIENT');
+
+    const again = await store.recordFailure('x', 'refused', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
+    expect(again.failures).toBe(2);
+    const status = await r.auth.status('c1');
+    expect(status.failure?.failures).toBe(2);
+    expect(status.failure!.nextAttemptAt - Date.now()).toBeGreaterThan(60_000);
+  });
+});
+
+describe('store', () => {
+  it('is fenced by the lock and by the version, and opens the gate either way', async () => {
+    const { rig: r, prefix } = await rig();
+    const v1 = await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    expect(v1).toBe(1);
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await r.redis.set(store.keys.lock, 'owner-a', 'PX', 5_000);
+    await store.closeGate('owner-b', 5_000);
+    expect(await store.store('owner-b', 1, 'tok-stale', Date.now() + 60_000)).toEqual({ ok: false, why: 'lock-lost' });
+    await store.closeGate('owner-a', 5_000);
+    expect(await store.store('owner-a', 0, 'tok-stale', Date.now() + 60_000)).toEqual({ ok: false, why: 'version-moved' });
+    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+    expect(await store.store('owner-a', 1, 'tok-2', Date.now() + 60_000)).toEqual({ ok: true, version: 2 });
+    expect(await r.redis.hget(store.keys.token, 'token')).toBe('tok-2');
+  });
+});
