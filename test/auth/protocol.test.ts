@@ -5,7 +5,8 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
-import { CredentialsRejectedError, secretFingerprint, type TokenProvider } from '../../src/auth/index.js';
+import { CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
+import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { buildRig, sleep, type AuthRig } from './harness.js';
@@ -65,7 +66,7 @@ describe('leases', () => {
     r.redis.sendCommand = ((cmd: Parameters<Redis['sendCommand']>[0], stream?: Parameters<Redis['sendCommand']>[1]) => {
       calls.push(cmd.name);
       return send(cmd, stream);
-    }) as Redis['sendCommand'];
+    });
 
     const leases = await Promise.all([provider.acquire(), provider.acquire(), provider.acquire()]);
     expect(leases.map((l) => [l.token, l.version])).toEqual([['tok-1', 1], ['tok-1', 1], ['tok-1', 1]]);
@@ -74,7 +75,7 @@ describe('leases', () => {
 
     const fourth = provider.acquire();
     expect(await settle(fourth)).toBe('pending');
-    await leases[0]!.release();
+    await leases[0].release();
     const got = await fourth;
     expect(got.token).toBe('tok-1');
     expect((await r.auth.status('c1')).leases).toBe(3);
@@ -83,7 +84,7 @@ describe('leases', () => {
     expect(calls).toEqual(['evalsha']);
     await got.release(); // idempotent: no second round trip
     expect(calls).toEqual(['evalsha']);
-    await Promise.all([leases[1]!, leases[2]!].map((l) => l.release()));
+    await Promise.all([leases[1], leases[2]].map((l) => l.release()));
     expect((await r.auth.status('c1')).leases).toBe(0);
   });
 
