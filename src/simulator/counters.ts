@@ -1,0 +1,91 @@
+/**
+ * What the simulator saw: requests by route and status, 401s by reason, tokens issued, faults injected, writes
+ * committed, and the requests in flight (for concurrency and for `supersededInFlight`).
+ */
+import type { AuthFailure } from './tokens.js';
+import type { SimulatorCounters } from './types.js';
+
+function empty(): SimulatorCounters {
+  return {
+    requests: {},
+    unauthorized: { missing: 0, expired: 0, superseded: 0, invalid: 0 },
+    tokensIssued: {},
+    tokensIssuedTotal: 0,
+    supersededInFlight: 0,
+    maxConcurrency: 0,
+    maxConcurrencyByClient: {},
+    faultsInjected: {},
+    writesCommitted: 0,
+  };
+}
+
+/** One authenticated API request between its arrival and its answer (or destroyed connection). */
+export interface InFlightEntry {
+  readonly clientId: string;
+  /** Generation of the token it was admitted with. */
+  readonly gen: number;
+  /** Already counted in supersededInFlight (a request counts once however many tokens are issued meanwhile). */
+  superseded: boolean;
+}
+
+export class Counters {
+  #c: SimulatorCounters = empty();
+  readonly #inFlight = new Map<string, Set<InFlightEntry>>();
+  #inFlightTotal = 0;
+
+  request(route: string, status: string): void {
+    const byStatus = (this.#c.requests[route] ??= {});
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+  }
+
+  unauthorized(reason: AuthFailure): void {
+    this.#c.unauthorized[reason] += 1;
+  }
+
+  fault(kind: string): void {
+    this.#c.faultsInjected[kind] = (this.#c.faultsInjected[kind] ?? 0) + 1;
+  }
+
+  write(): void {
+    this.#c.writesCommitted += 1;
+  }
+
+  /** A request admitted with a token of generation `gen` starts being processed. */
+  enter(clientId: string, gen: number): InFlightEntry {
+    const entry: InFlightEntry = { clientId, gen, superseded: false };
+    let set = this.#inFlight.get(clientId);
+    if (!set) this.#inFlight.set(clientId, (set = new Set()));
+    set.add(entry);
+    this.#inFlightTotal += 1;
+    if (this.#inFlightTotal > this.#c.maxConcurrency) this.#c.maxConcurrency = this.#inFlightTotal;
+    const byClient = this.#c.maxConcurrencyByClient;
+    if (set.size > (byClient[clientId] ?? 0)) byClient[clientId] = set.size;
+    return entry;
+  }
+
+  leave(entry: InFlightEntry): void {
+    const set = this.#inFlight.get(entry.clientId);
+    if (set?.delete(entry)) this.#inFlightTotal -= 1;
+  }
+
+  /** A token of generation `gen` was issued to `clientId`: count its older-token requests still in flight. */
+  tokenIssued(clientId: string, gen: number): void {
+    this.#c.tokensIssued[clientId] = (this.#c.tokensIssued[clientId] ?? 0) + 1;
+    this.#c.tokensIssuedTotal += 1;
+    for (const entry of this.#inFlight.get(clientId) ?? []) {
+      if (entry.gen < gen && !entry.superseded) {
+        entry.superseded = true;
+        this.#c.supersededInFlight += 1;
+      }
+    }
+  }
+
+  snapshot(): SimulatorCounters {
+    return structuredClone(this.#c);
+  }
+
+  /** Zeroes every counter (requests in flight stay tracked; the maxima restart from 0). */
+  reset(): void {
+    this.#c = empty();
+  }
+}
