@@ -22,7 +22,7 @@ export interface CallOptions {
 export async function http(url: string, method: string, opts: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
-  const q = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]) => [k, String(v)])).toString()}` : '';
+  const q = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
   const body = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   const res = await request(`${url}${q}`, { method: method as 'GET', headers, ...(body !== undefined && { body }) });
   const text = await res.body.text();
