@@ -91,7 +91,8 @@ export class CursorStore {
   ): Promise<{ moved: boolean; state: CursorState }> {
     const c = cursorSchema.parse(cursor);
     const k = this.key(tenant);
-    for (let attempt = 0; attempt < 20; attempt += 1) {
+    // Lock-free: a failed check-and-set means another writer moved the cursor, so this loop ends.
+    for (let attempt = 0; attempt < 1000; attempt += 1) {
       const raw = await this.redis.hget(k, entity);
       const current: CursorState = raw === null ? { updatedAt: 0 } : parseJson(cursorStateSchema, raw, k, entity);
       const next: CursorState = { ...current };
