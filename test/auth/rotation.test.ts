@@ -105,7 +105,7 @@ describe('compare-and-refresh', () => {
   });
 
   it('heals a token superseded behind its back with one rotation, however many requests got the 401', async () => {
-    const { sim: s, tenants, rig, clientFor } = await setup([{ id: 't1', clientId: 'c1', secret: 's1' }], [{ clientId: 'c1', clientSecret: 's1' }]);
+    const { sim: s, rig, clientFor } = await setup([{ id: 't1', clientId: 'c1', secret: 's1' }], [{ clientId: 'c1', clientSecret: 's1' }]);
     const client = clientFor('t1');
     await client.listContacts({ size: 1 });
     expect(s.counters().tokensIssued['c1']).toBe(1);
