@@ -29,43 +29,51 @@ export interface KeepAlive {
 
 /**
  * Extends `lock` every `intervalMs` (keep it well under the lock's TTL: a third is usual). The signal aborts
- * when an extend finds another owner or no key, or when extends have failed (Redis unreachable) for a whole
- * TTL since the last success: by then the lock may have expired and been taken elsewhere.
+ * when an extend finds another owner or no key, or when no extend has succeeded for a whole TTL (Redis
+ * unreachable, or a command hanging in a client that retries forever): by then the lock may have expired and
+ * been taken elsewhere. The check runs on its own timer, so a hung extend cannot hide the loss.
  */
 export function keepAlive(lock: RedisLock, intervalMs: number, onLost?: (err: LockLostError) => void): KeepAlive {
   const controller = new AbortController();
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let lastOk = Date.now();
+  let inFlight = false;
+  // When the last successful extend was sent: the key lives at least a TTL from then.
+  let heldSince = Date.now();
+  let lastError: unknown;
   const lose = (err: LockLostError): void => {
-    if (stopped || controller.signal.aborted) return;
-    stopped = true;
+    if (stopped) return;
+    stop();
     controller.abort(err);
     onLost?.(err);
   };
-  const tick = async (): Promise<void> => {
-    try {
-      if (await lock.extend()) lastOk = Date.now();
-      else lose(new LockLostError(lock.key, `lock ${lock.key} is no longer held by ${lock.owner}`));
-    } catch (cause) {
-      if (Date.now() - lastOk >= lock.ttlMs) {
-        lose(new LockLostError(lock.key, `lock ${lock.key} could not be extended for ${lock.ttlMs} ms`, { cause }));
-      }
+  const tick = (): void => {
+    if (stopped) return;
+    if (Date.now() - heldSince >= lock.ttlMs) {
+      lose(new LockLostError(lock.key, `lock ${lock.key} could not be extended for ${lock.ttlMs} ms`, { cause: lastError }));
+      return;
     }
-    if (!stopped) schedule();
+    if (inFlight) return;
+    inFlight = true;
+    const sentAt = Date.now();
+    lock.extend().then(
+      (ok) => {
+        inFlight = false;
+        if (ok) heldSince = sentAt;
+        else lose(new LockLostError(lock.key, `lock ${lock.key} is no longer held by ${lock.owner}`));
+      },
+      (err: unknown) => {
+        inFlight = false;
+        lastError = err;
+      },
+    );
   };
-  const schedule = (): void => {
-    timer = setTimeout(() => void tick(), intervalMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    signal: controller.signal,
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  function stop(): void {
+    stopped = true;
+    clearInterval(timer);
+  }
+  return { signal: controller.signal, stop };
 }
 
 export class TenantRunLock {

@@ -46,7 +46,7 @@ describe('DeadLetterStore', () => {
       ['contacts:place:contacts.ndjson:9', 1],
       ['contacts:place:contacts.ndjson:7', 2],
     ]);
-    await expect(s.add('acme', [{ ...base, entity: 'contacts', at: 1 } as DeadLetter])).rejects.toThrow(/platformId or a place/);
+    await expect(s.add('acme', [{ ...base, entity: 'contacts', at: 1 }])).rejects.toThrow(/platformId or a place/);
   });
 
   it('lists newest first, by entity, with offset and limit', async () => {

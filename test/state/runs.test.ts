@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_ERRORS_KEPT, RUN_ERROR_MAX_CHARS, RUN_UNLINKED_KEPT, RUNS_KEPT, RunStore } from '../../src/state/runs.js';
+import { StateCorruptError } from '../../src/state/stored.js';
+import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+
+describe('RunStore', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startTestRedis();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  it('records a run from start to finish', async () => {
+    const s = new RunStore(redis, testPrefix());
+    await s.start('acme', { runId: 'run-1', mode: 'incremental', startedAt: 1_000, trigger: 'schedule' });
+    expect(await s.update('acme', 'run-1', { counts: { created: 2 }, phase: 'contacts', progress: { pages: 1, entity: 'contacts' } })).toBe(true);
+    expect(await s.increment('acme', 'run-1', { created: 3, 'invoices.skipped': 7, requests: 1 })).toBe(true);
+    expect(await s.increment('acme', 'run-1', { requests: 4 })).toBe(true);
+    let run = await s.get('acme', 'run-1');
+    expect(run).toMatchObject({ runId: 'run-1', mode: 'incremental', startedAt: 1_000, trigger: 'schedule', phase: 'contacts', progress: { pages: 1, entity: 'contacts' } });
+    expect(run?.counts).toEqual({ created: 5, 'invoices.skipped': 7, requests: 5 });
+    expect(run?.outcome).toBeUndefined();
+    expect(
+      await s.finish('acme', 'run-1', { outcome: 'partial', finishedAt: 2_000, counts: { created: 6, deadLettered: 1 }, errors: ['invoices i9: rejected'], unlinkedPayments: ['p7'] }),
+    ).toBe(true);
+    run = await s.get('acme', 'run-1');
+    expect(run).toMatchObject({ outcome: 'partial', finishedAt: 2_000, errors: ['invoices i9: rejected'], errorsOmitted: 0, unlinkedPayments: ['p7'] });
+    expect(run?.counts).toEqual({ created: 6, deadLettered: 1, 'invoices.skipped': 7, requests: 5 });
+    expect(await s.last('acme')).toEqual(run);
+    expect(await s.get('acme', 'nope')).toBeUndefined();
+    expect(await s.last('beta')).toBeUndefined();
+  });
+
+  it('never resurrects an unknown run', async () => {
+    const prefix = testPrefix();
+    const s = new RunStore(redis, prefix);
+    expect(await s.update('acme', 'ghost', { phase: 'x' })).toBe(false);
+    expect(await s.increment('acme', 'ghost', { created: 1 })).toBe(false);
+    expect(await s.finish('acme', 'ghost', { outcome: 'failed', finishedAt: 1, counts: {}, errors: [] })).toBe(false);
+    expect(await redis.exists(s.runKey('acme', 'ghost'))).toBe(0);
+    await expect(s.increment('acme', 'ghost', { created: 1.5 })).rejects.toThrow();
+  });
+
+  it('keeps the last 100 runs per tenant, newest first, and deletes the rest', async () => {
+    const s = new RunStore(redis, testPrefix());
+    for (let i = 0; i < RUNS_KEPT + 5; i += 1) {
+      await s.start('acme', { runId: `run-${i}`, mode: i % 2 ? 'full' : 'backfill', startedAt: 10_000 + i, trigger: 'cli' });
+    }
+    await s.start('beta', { runId: 'run-b', mode: 'reconcile', startedAt: 1, trigger: 'cli' });
+    const recent = await s.recent('acme', 1_000);
+    expect(recent).toHaveLength(RUNS_KEPT);
+    expect(recent[0]?.runId).toBe(`run-${RUNS_KEPT + 4}`);
+    expect(recent.at(-1)?.runId).toBe('run-5');
+    expect(await s.get('acme', 'run-4')).toBeUndefined();
+    expect(await redis.exists(s.runKey('acme', 'run-0'))).toBe(0);
+    expect((await s.recent('acme', 3)).map((r) => r.runId)).toEqual(['run-104', 'run-103', 'run-102']);
+    expect((await s.recent('beta')).map((r) => r.runId)).toEqual(['run-b']);
+  });
+
+  it('caps errors and unlinked payments, counting what it left out', async () => {
+    const s = new RunStore(redis, testPrefix());
+    await s.start('acme', { runId: 'r', mode: 'full', startedAt: 1, trigger: 'cli', requestedAt: 0 });
+    const errors = Array.from({ length: RUN_ERRORS_KEPT + 20 }, (_, i) => `${i}:${'e'.repeat(RUN_ERROR_MAX_CHARS + 50)}`);
+    const unlinked = Array.from({ length: RUN_UNLINKED_KEPT + 3 }, (_, i) => `p${i}`);
+    await s.finish('acme', 'r', { outcome: 'failed', finishedAt: 2, counts: {}, errors, unlinkedPayments: unlinked });
+    const run = await s.get('acme', 'r');
+    expect(run?.errors).toHaveLength(RUN_ERRORS_KEPT);
+    expect(run?.errorsOmitted).toBe(20);
+    expect(run?.errors[0]?.length).toBe(RUN_ERROR_MAX_CHARS + 3);
+    expect(run?.unlinkedPayments).toHaveLength(RUN_UNLINKED_KEPT);
+    expect(run?.unlinkedOmitted).toBe(3);
+    expect(run?.requestedAt).toBe(0);
+  });
+
+  it('a run id seen again starts afresh', async () => {
+    const s = new RunStore(redis, testPrefix());
+    await s.start('acme', { runId: 'r', mode: 'full', startedAt: 1, trigger: 'cli' });
+    await s.increment('acme', 'r', { created: 4 });
+    await s.start('acme', { runId: 'r', mode: 'full', startedAt: 5, trigger: 'cli' });
+    expect((await s.get('acme', 'r'))?.counts).toEqual({});
+    expect(await s.recent('acme')).toHaveLength(1);
+  });
+
+  it('a corrupted value gives an error naming the key and field', async () => {
+    const prefix = testPrefix();
+    const s = new RunStore(redis, prefix);
+    await s.start('acme', { runId: 'r', mode: 'full', startedAt: 1, trigger: 'cli' });
+    await redis.hset(s.runKey('acme', 'r'), 'c:created', 'many');
+    await expect(s.get('acme', 'r')).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(s.recent('acme')).rejects.toThrow(`${prefix}:runs:acme:run:r field "c:created"`);
+    await redis.hdel(s.runKey('acme', 'r'), 'c:created');
+    await redis.hset(s.runKey('acme', 'r'), 'meta', '{"runId":"r","mode":"sideways"}');
+    await expect(s.get('acme', 'r')).rejects.toThrow(`${prefix}:runs:acme:run:r field "meta"`);
+  });
+});
