@@ -34,12 +34,11 @@ describe('requestToken', () => {
   it('returns the token and its expiry from the exp claim', async () => {
     f.sim.setTokenLifetime(120_000);
     const before = Date.now();
-    const t = await requestToken({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET) });
+    const t = await requestToken({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET) }).finally(() => f.sim.setTokenLifetime(300_000));
     expect(t.accessToken.split('.')).toHaveLength(3);
     expect(t.expiresAtMs).toBe(jwtExpiryMs(t.accessToken));
     expect(t.expiresAtMs!).toBeGreaterThan(before + 100_000);
     expect(t.expiresAtMs!).toBeLessThanOrEqual(Date.now() + 120_000);
-    f.sim.setTokenLifetime(300_000);
   });
 
   it('a wrong secret is AUTH_CREDENTIALS_REJECTED and the secret appears nowhere in the error', async () => {
@@ -92,19 +91,16 @@ describe('401 handling', () => {
     expect(count(f.sim, 'GET /contact', '401')).toBe(3);
   });
 
-  it('a missing token is AUTH_MISSING', async () => {
-    const c = f.makeClient({ tokens: new FixedTokenProvider(''), retries: 0 });
-    const err = await caught(c.listContacts());
-    expect(errorCode(err)).toBe('AUTH_MISSING');
-  });
-
   it('an expired token is refreshed before use from its exp claim', async () => {
     f.sim.setTokenLifetime(1_000);
     const tokens = new StaticTokenProvider({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), marginMs: 5_000 });
     const c = f.makeClient({ tokens });
-    await c.listContacts({ size: 1 });
-    await c.listContacts({ size: 1 });
-    f.sim.setTokenLifetime(300_000);
+    try {
+      await c.listContacts({ size: 1 });
+      await c.listContacts({ size: 1 });
+    } finally {
+      f.sim.setTokenLifetime(300_000);
+    }
     // Each acquire saw a token inside the margin, so each fetched a new one; the service never said 401.
     expect(tokens.tokensIssued).toBe(2);
     expect(count(f.sim, 'GET /contact', '401')).toBe(0);
@@ -113,6 +109,7 @@ describe('401 handling', () => {
 
 describe('logging', () => {
   it('logs each request at debug level without the Authorization header, the token or bodies', async () => {
+    await f.client.listContacts({ size: 1 }); // the shared provider's token may have been superseded by an earlier test
     const out = memoryStream();
     const logger = createLogger({ level: 'debug', destination: out.stream });
     const c = f.makeClient({ logger });

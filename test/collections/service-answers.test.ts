@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CollectionsClient } from '../../src/collections/client.js';
-import { AmbiguousError, BadResponseError, RateLimitedError, TransientError, ValidationError, errorCode } from '../../src/collections/errors.js';
+import { AmbiguousError, AuthError, BadResponseError, RateLimitedError, TransientError, ValidationError, errorCode } from '../../src/collections/errors.js';
 import { FixedTokenProvider } from '../../src/collections/static-token-provider.js';
 import type { CollectionsError } from '../../src/collections/errors.js';
 import { caught } from './util.js';
@@ -115,6 +115,20 @@ describe('service answers', () => {
     handlers = [reply(503, 'x'), reply(503, 'x'), reply(503, 'x'), reply(503, 'x'), reply(503, 'x')];
     const err = await caught(client.updatePayment(CONTACT_UUID, { amount: 1 }));
     expect(err).toBeInstanceOf(TransientError);
+  });
+
+  it.each([
+    ['missing', 'AUTH_MISSING', false],
+    ['expired', 'AUTH_EXPIRED', true],
+    ['superseded', 'AUTH_SUPERSEDED', true],
+    ['gibberish', 'AUTH_INVALID', false],
+  ] as const)('a 401 with reason %s that persists is %s after two re-sends', async (reason, code, retryable) => {
+    handlers = [0, 1, 2].map(() => reply(401, { detail: 'no', reason }));
+    const err = await caught(client.listContacts());
+    expect(err).toBeInstanceOf(AuthError);
+    expect(errorCode(err)).toBe(code);
+    expect((err as AuthError).retryable).toBe(retryable);
+    expect(hits).toBe(3);
   });
 
   it('an error body holding a token is scrubbed', async () => {
