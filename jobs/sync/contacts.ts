@@ -20,6 +20,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
   const ids = records.map((r) => r.id);
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
   const cached: CachedContact[] = [];
+  const pushed: string[] = [];
 
   await Promise.all(
     records.map((rec) =>
@@ -45,12 +46,18 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
           return;
         }
         await stores.records.setMany(ctx.tenant, 'contacts', [{ id: rec.id, uuid, hash }]);
-        await stores.deadLetters.remove(ctx.tenant, [{ entity: 'contacts', platformId: rec.id }]);
+        // Only now that the mapping is stored may the intent go: a crash before this line leaves the intent,
+        // and the next attempt adopts the contact instead of creating a second one.
+        if (state?.uuid === undefined) await stores.intents.end(ctx.tenant, [rec.id]);
+        pushed.push(rec.id);
         cached.push(project(rec, uuid));
       }),
     ),
   );
-  await cache.putMany(ctx.tenant, 'contacts', cached);
+  await Promise.all([
+    cache.putMany(ctx.tenant, 'contacts', cached),
+    pushed.length > 0 ? stores.deadLetters.remove(ctx.tenant, pushed.map((id) => ({ entity: 'contacts' as const, platformId: id }))) : undefined,
+  ]);
 }
 
 function project(rec: ContactRecord, uuid: string): CachedContact {
@@ -88,10 +95,10 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate):
     await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
     try {
       const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.signal }));
-      await intents.end(ctx.tenant, [rec.id]);
       ctx.count('contacts', 'created');
       return created.uuid;
     } catch (err) {
+      // Any other failure was answered by the service, so nothing was created: the intent is moot.
       if (!(err instanceof AmbiguousError)) {
         await intents.end(ctx.tenant, [rec.id]);
         throw err;
@@ -105,8 +112,7 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate):
   }
 }
 
-async function adopt(ctx: RunContext, platformId: string, uuid: string): Promise<string> {
-  await ctx.services.stores.intents.end(ctx.tenant, [platformId]);
+async function adopt(ctx: RunContext, _platformId: string, uuid: string): Promise<string> {
   ctx.count('contacts', 'adopted');
   return uuid;
 }

@@ -46,9 +46,13 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
       }),
     ),
   );
-  await Promise.all([cache.putMany(ctx.tenant, 'invoices', cached), stores.pending.add(ctx.tenant, pending)]);
   const resolved = cached.map((c) => c.id);
-  if (resolved.length > 0) await stores.pending.remove(ctx.tenant, resolved);
+  await Promise.all([
+    cache.putMany(ctx.tenant, 'invoices', cached),
+    pending.length > 0 ? stores.pending.add(ctx.tenant, pending) : undefined,
+    resolved.length > 0 ? stores.pending.remove(ctx.tenant, resolved) : undefined,
+    resolved.length > 0 ? stores.deadLetters.remove(ctx.tenant, resolved.map((id) => ({ entity: 'invoices' as const, platformId: id }))) : undefined,
+  ]);
 }
 
 /**
@@ -92,7 +96,6 @@ export async function pushOne(
   }
   ctx.count('invoices', knownUuid === undefined ? 'created' : 'updated');
   await ctx.services.stores.records.setMany(ctx.tenant, 'invoices', [{ id: rec.id, uuid, hash }]);
-  await ctx.services.stores.deadLetters.remove(ctx.tenant, [{ entity: 'invoices', platformId: rec.id }]);
   return { uuid, outstanding };
 }
 

@@ -61,7 +61,7 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
 }
 
 async function runEntity(ctx: RunContext, entity: Entity, resume: RunCheckpoint | undefined, options: RunOptions): Promise<void> {
-  const { adapter, stores, settings } = ctx.services;
+  const { stores, settings } = ctx.services;
   const since = resume ? resume.since : await sinceFor(ctx, entity, options.sinceDate);
   let pageToken = resume?.pageToken;
   let maxSeen = resume?.maxSeen;

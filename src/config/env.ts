@@ -40,6 +40,10 @@ export const envSchema = z.object({
   WORKER_CONCURRENCY: int(8, 1, 256),
   /** Requests one sync run keeps in flight to the service. */
   SYNC_CONCURRENCY: int(16, 1, 256),
+  /** Records asked of the platform per page. */
+  SYNC_PAGE_SIZE: int(200, 1, 1000),
+  /** How long an invoice waits for its contact's mapping before it is dead-lettered. */
+  PENDING_MAX_WAIT_S: int(3600, 0, 86_400 * 30),
   /** Requests in flight to the service per tenant, across all processes. */
   TENANT_INFLIGHT_LIMIT: int(32, 1, 1024),
   HTTP_CONNECT_TIMEOUT_MS: int(5_000, 100, 120_000),

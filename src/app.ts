@@ -1,0 +1,168 @@
+/**
+ * The composition root (STYLE.md 2): builds Redis connections, queues, stores, the token protocol, the
+ * collections clients and platform adapters once, and hands them down. Nothing else connects or reads the
+ * environment. The worker, the CLI, the demo and tests all start here.
+ */
+import { Agent } from 'undici';
+import type { Redis } from 'ioredis';
+import { createAuth, type Auth, type AuthMetrics, type RefresherHooks } from './auth/index.js';
+import { CollectionsClient, type RequestEvent } from './collections/index.js';
+import type { Env } from './config/env.js';
+import type { TenantConfig, TenantsFile } from './config/tenants.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './ops/metrics.js';
+import { createAdapter } from './platforms/index.js';
+import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
+import type { PlatformAdapter } from './platforms/types.js';
+import { closeQueues, createQueues, type Queues } from './queues/index.js';
+import { connectRedis, createRedis } from './redis/connection.js';
+import { TenantFlags } from './state/flags.js';
+import { createStateStores, type StateStores } from './state/index.js';
+import { RecordCache } from './state/record-cache.js';
+
+export interface AppOptions {
+  env: Env;
+  tenants: TenantsFile;
+  logger: Logger;
+  /** `worker`: retries Redis forever; `producer` (CLI): fails fast when Redis is unreachable. */
+  role: 'worker' | 'producer';
+  metrics?: Metrics;
+  memoryPlatforms?: MemoryPlatformRegistry;
+  authHooks?: RefresherHooks;
+}
+
+export interface App {
+  readonly env: Env;
+  readonly logger: Logger;
+  readonly redis: Redis;
+  readonly queues: Queues;
+  readonly stores: StateStores;
+  readonly cache: RecordCache;
+  readonly flags: TenantFlags;
+  readonly auth: Auth;
+  readonly metrics: Metrics | undefined;
+  tenant(id: string): TenantConfig | undefined;
+  tenants(): readonly TenantConfig[];
+  /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
+  setTenants(file: TenantsFile): void;
+  clientFor(tenant: TenantConfig): CollectionsClient;
+  adapterFor(tenant: TenantConfig): PlatformAdapter;
+  close(): Promise<void>;
+}
+
+function authMetricsOf(metrics: Metrics | undefined): AuthMetrics | undefined {
+  if (!metrics) return undefined;
+  return {
+    rotation: (client, reason) => metrics.rotations.inc({ client, reason }),
+    unauthorized: (reason) => metrics.unauthorized.inc({ reason }),
+    gateWaitMs: (ms) => metrics.gateWaitSeconds.observe(ms / 1000),
+  };
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { env, logger, metrics } = options;
+  const redis = await connectRedis(createRedis(env.REDIS_URL, options.role), env.REDIS_URL);
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
+  const queues = createQueues(redis, env.KEY_PREFIX, logger);
+  const stores = createStateStores(redis, env.KEY_PREFIX);
+  const cache = new RecordCache(redis, env.KEY_PREFIX);
+  const flags = new TenantFlags(redis, env.KEY_PREFIX);
+  const authMetrics = authMetricsOf(metrics);
+  const auth = createAuth({
+    redis,
+    prefix: env.KEY_PREFIX,
+    queue: queues.refreshToken,
+    logger,
+    settings: {
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      lifetimeMs: env.TOKEN_LIFETIME_S * 1000,
+      marginFraction: env.TOKEN_REFRESH_MARGIN,
+      inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
+    },
+    ...(authMetrics ? { metrics: authMetrics } : {}),
+    ...(options.authHooks ? { hooks: options.authHooks } : {}),
+  });
+  const agent = new Agent({
+    keepAliveTimeout: 30_000,
+    connect: { timeout: env.HTTP_CONNECT_TIMEOUT_MS },
+    headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,
+    bodyTimeout: env.HTTP_BODY_TIMEOUT_MS,
+    connections: 256,
+  });
+
+  let byId = new Map<string, TenantConfig>(options.tenants.tenants.map((t) => [t.id, t]));
+  const clients = new Map<string, { config: TenantConfig; client: CollectionsClient }>();
+  const adapters = new Map<string, { config: TenantConfig; adapter: PlatformAdapter }>();
+  const onRequest = metrics
+    ? (e: RequestEvent): void => {
+        metrics.httpRequests.inc({ route: e.route, method: e.method, status: String(e.status) });
+        metrics.httpSeconds.observe({ route: e.route, method: e.method }, e.durationMs / 1000);
+      }
+    : undefined;
+
+  return {
+    env,
+    logger,
+    redis,
+    queues,
+    stores,
+    cache,
+    flags,
+    auth,
+    metrics,
+    tenant: (id) => byId.get(id),
+    tenants: () => [...byId.values()],
+    setTenants(file) {
+      byId = new Map(file.tenants.map((t) => [t.id, t]));
+      for (const [id, c] of clients) if (byId.get(id) !== c.config) clients.delete(id);
+      for (const [id, a] of adapters) {
+        if (byId.get(id) !== a.config) {
+          adapters.delete(id);
+          void a.adapter.close?.();
+        }
+      }
+    },
+    clientFor(tenant) {
+      const cached = clients.get(tenant.id);
+      if (cached && cached.config === tenant) return cached.client;
+      const client = new CollectionsClient({
+        baseUrl: tenant.collections.baseUrl ?? env.COLLECTIONS_BASE_URL,
+        tokens: auth.providerFor(tenant),
+        timeouts: {
+          connectMs: env.HTTP_CONNECT_TIMEOUT_MS,
+          headersMs: env.HTTP_HEADERS_TIMEOUT_MS,
+          bodyMs: env.HTTP_BODY_TIMEOUT_MS,
+          requestMs: env.HTTP_REQUEST_TIMEOUT_MS,
+        },
+        retries: env.HTTP_RETRIES,
+        dispatcher: agent,
+        logger: logger.child({ tenant: tenant.id }),
+        ...(onRequest ? { onRequest } : {}),
+      });
+      clients.set(tenant.id, { config: tenant, client });
+      return client;
+    },
+    adapterFor(tenant) {
+      const cached = adapters.get(tenant.id);
+      if (cached && cached.config === tenant) return cached.adapter;
+      const adapter = createAdapter(tenant.platform, {
+        logger: logger.child({ tenant: tenant.id }),
+        ...(options.memoryPlatforms ? { memoryPlatforms: options.memoryPlatforms } : {}),
+      });
+      adapters.set(tenant.id, { config: tenant, adapter });
+      return adapter;
+    },
+    async close() {
+      await Promise.allSettled([...adapters.values()].map(async (a) => a.adapter.close?.()));
+      await auth.close();
+      await closeQueues(queues);
+      await agent.close().catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}
+
+/** The authUrl of a tenant (its own or the environment's). */
+export function authUrlOf(env: Env, tenant: TenantConfig): string {
+  return tenant.collections.authUrl ?? env.COLLECTIONS_AUTH_URL;
+}

@@ -1,0 +1,202 @@
+/**
+ * The always-on worker process: BullMQ workers for sync runs, schedule ticks and token rotations, the ops
+ * HTTP server, schedules kept in step with the tenants file, and an ordered graceful shutdown under a deadline.
+ */
+import { watchFile, unwatchFile } from 'node:fs';
+import { Worker, type Job } from 'bullmq';
+import { createRefreshTokenProcessor } from '../jobs/refresh-token.js';
+import { ensureSchedules, createTickProcessor } from '../jobs/schedule.js';
+import { createSyncProcessor } from '../jobs/sync-run.js';
+import { authUrlOf, type App } from './app.js';
+import { loadTenants } from './config/tenants.js';
+import { ENTITIES } from './glossary.js';
+import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
+import { QUEUES } from './queues/names.js';
+import { RedisLock } from './redis/lock.js';
+
+export interface WorkerOptions {
+  /** Watch this tenants file and apply changes (schedules, credentials). */
+  tenantsFile?: string;
+  /** Ops port (0 = random, undefined = env OPS_PORT; -1 = none). */
+  opsPort?: number;
+  opsHost?: string;
+  /** Which queues this process works (default all). */
+  queues?: ('sync' | 'schedule' | 'refreshToken')[];
+  concurrency?: number;
+  /** Upsert schedules at start (default true). */
+  schedules?: boolean;
+}
+
+export interface RunningWorker {
+  ops: OpsServer | undefined;
+  workers: Worker[];
+  /** Ordered shutdown: stop taking jobs, let runs stop at a page boundary, close queues, pools and Redis. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+export async function startWorker(app: App, options: WorkerOptions = {}): Promise<RunningWorker> {
+  const { env, logger } = app;
+  const shutdown = new AbortController();
+  const connection = app.redis;
+  const want = new Set(options.queues ?? ['sync', 'schedule', 'refreshToken']);
+  const workers: Worker[] = [];
+  let lastActivity = Date.now();
+
+  const track = (worker: Worker, queue: string): void => {
+    worker.on('error', (err) => logger.error({ queue, err: err.message }, 'worker error'));
+    worker.on('active', () => (lastActivity = Date.now()));
+    worker.on('completed', () => {
+      lastActivity = Date.now();
+      app.metrics?.jobs.inc({ queue, outcome: 'completed' });
+    });
+    worker.on('failed', (job: Job | undefined, err: Error) => {
+      lastActivity = Date.now();
+      app.metrics?.jobs.inc({ queue, outcome: 'failed' });
+      logger.warn({ queue, jobId: job?.id, err: err.message }, 'job failed');
+    });
+    workers.push(worker);
+  };
+
+  const metrics = app.metrics;
+  if (want.has('sync')) {
+    const processor = createSyncProcessor({
+      logger,
+      stores: app.stores,
+      cache: app.cache,
+      flags: app.flags,
+      tenant: (id) => app.tenant(id),
+      clientFor: (t) => app.clientFor(t),
+      adapterFor: (t) => app.adapterFor(t),
+      settings: {
+        pageSize: env.SYNC_PAGE_SIZE,
+        lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
+        pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
+        ambiguousRecheckMs: 500,
+        syncConcurrency: env.SYNC_CONCURRENCY,
+        runLockTtlMs: 30_000,
+      },
+      shutdown: shutdown.signal,
+      ...(metrics
+        ? {
+            metrics: {
+              record: (tenant, entity, outcome, n = 1) => metrics.records.inc({ tenant, entity, outcome }, n),
+              run: (tenant, outcome, seconds) => {
+                metrics.runs.inc({ tenant, outcome });
+                metrics.runSeconds.observe({ tenant }, seconds);
+              },
+            },
+          }
+        : {}),
+    });
+    track(
+      new Worker(QUEUES.sync, processor, { connection, prefix: env.KEY_PREFIX, concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }),
+      QUEUES.sync,
+    );
+  }
+  if (want.has('schedule')) {
+    const processor = createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger });
+    track(new Worker(QUEUES.schedule, processor, { connection, prefix: env.KEY_PREFIX, concurrency: 4 }), QUEUES.schedule);
+  }
+  if (want.has('refreshToken')) {
+    const processor = createRefreshTokenProcessor({
+      refresher: app.auth.refresher,
+      resolveCredentials: (tenantId) => {
+        const t = app.tenant(tenantId);
+        return t ? { clientId: t.collections.clientId, clientSecret: t.collections.clientSecret, authUrl: authUrlOf(env, t) } : undefined;
+      },
+      logger,
+    });
+    track(new Worker(QUEUES.refreshToken, processor, { connection, prefix: env.KEY_PREFIX, concurrency: 8 }), QUEUES.refreshToken);
+  }
+
+  const applySchedules = async (): Promise<void> => {
+    // One process at a time upserts schedulers (bullmq #2876, #3381).
+    const lock = new RedisLock(app.redis, `${env.KEY_PREFIX}:lock:schedules`, 30_000);
+    if (!(await lock.acquireWithin(10_000))) return;
+    try {
+      await ensureSchedules(app.queues.schedule, app.tenants(), logger);
+      await app.auth.ensureSchedules(app.tenants());
+    } finally {
+      await lock.release();
+    }
+  };
+  if (options.schedules ?? true) await applySchedules();
+
+  const tenantsFile = options.tenantsFile;
+  if (tenantsFile) {
+    watchFile(tenantsFile, { interval: 2_000 }, () => {
+      void (async () => {
+        try {
+          app.setTenants(await loadTenants(tenantsFile));
+          await applySchedules();
+          logger.info({ tenants: app.tenants().length }, 'tenants file reloaded');
+        } catch (err) {
+          logger.error({ err: (err as Error).message }, 'tenants file change ignored: it is invalid (the previous tenants stay in force)');
+        }
+      })();
+    });
+  }
+
+  const readiness = async (): Promise<Readiness> => {
+    const checks: Readiness['checks'] = {};
+    try {
+      const pong = await Promise.race([app.redis.ping(), new Promise<string>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000))]);
+      checks['redis'] = { ok: pong === 'PONG' };
+    } catch (err) {
+      checks['redis'] = { ok: false, detail: (err as Error).message };
+    }
+    const running = workers.every((w) => w.isRunning());
+    checks['workers'] = { ok: running, ...(running ? {} : { detail: 'a worker is not running' }) };
+    if (checks['redis'].ok) {
+      // Wedged: work is waiting but nothing has started or ended for two minutes (bullmq #4585).
+      const waiting = await app.queues.sync.getWaitingCount().catch(() => 0);
+      const idleFor = Date.now() - lastActivity;
+      const wedged = waiting > 0 && idleFor > 120_000;
+      checks['progress'] = { ok: !wedged, ...(wedged ? { detail: `${waiting} jobs waiting, no activity for ${Math.round(idleFor / 1000)} s` } : {}) };
+    }
+    return { ready: Object.values(checks).every((c) => c.ok), checks };
+  };
+
+  const beforeScrape = async (): Promise<void> => {
+    if (!metrics) return;
+    for (const [name, queue] of Object.entries(app.queues)) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+      for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ queue: name, state }, n);
+    }
+    for (const t of app.tenants()) {
+      for (const entity of ENTITIES) {
+        const c = await app.stores.cursors.get(t.id, entity);
+        if (c?.highWater) metrics.cursorLagSeconds.set({ tenant: t.id, entity }, (Date.now() - Date.parse(c.highWater.updatedAt)) / 1000);
+      }
+    }
+  };
+
+  const port = options.opsPort ?? env.OPS_PORT;
+  const ops =
+    port >= 0 && metrics && !(port === 0 && options.opsPort === undefined)
+      ? await startOpsServer({ port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
+      : undefined;
+
+  let closing: Promise<void> | undefined;
+  return {
+    ops,
+    workers,
+    close(deadlineMs = env.SHUTDOWN_TIMEOUT_MS) {
+      closing ??= (async () => {
+        if (tenantsFile) unwatchFile(tenantsFile);
+        shutdown.abort(new Error('shutting down'));
+        const closed = Promise.allSettled(workers.map((w) => w.close()));
+        const timedOut = await Promise.race([
+          closed.then(() => false),
+          new Promise<boolean>((r) => setTimeout(() => r(true), deadlineMs).unref()),
+        ]);
+        if (timedOut) {
+          logger.warn({ deadlineMs }, 'workers did not stop within the deadline; forcing (their jobs will be picked up again)');
+          await Promise.allSettled(workers.map((w) => w.close(true)));
+        }
+        await ops?.close();
+      })();
+      return closing;
+    },
+  };
+}
