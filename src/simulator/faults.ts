@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import type { FaultSettings, ScriptEntry, ScriptFault } from './types.js';
 
-export const DEFAULT_FAULTS: FaultSettings = {
+/** No faults, no latency, no rate limit (frozen; `setFaults(DEFAULT_FAULTS)` restores a clean service). */
+export const DEFAULT_FAULTS: Readonly<FaultSettings> = Object.freeze({
   latencyMs: 0,
   jitterMs: 0,
   error5xxRate: 0,
@@ -14,8 +15,8 @@ export const DEFAULT_FAULTS: FaultSettings = {
   resetRate: 0,
   dropAfterCommitRate: 0,
   rateLimitPerSecond: null,
-  script: [],
-};
+  script: Object.freeze([]) as unknown as ScriptEntry[],
+});
 
 const fraction = z.number().min(0).max(1);
 /** Partial<FaultSettings> as accepted by `POST /__sim/faults`. */

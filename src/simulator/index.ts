@@ -3,7 +3,7 @@
  * fault injection and counters, for the tests, the demo and the benchmark. API: notes/simulator-api.md.
  */
 export { startSimulator } from './server.js';
-export { DEFAULT_FAULTS } from './faults.js';
+export { DEFAULT_FAULTS, faultSettingsSchema } from './faults.js';
 export { DEFAULT_TEMPLATE } from './templates.js';
 export { ROUTES } from './routes/table.js';
 export type {
