@@ -17,7 +17,7 @@ export interface RedisTokenProviderDeps {
   metrics: AuthMetrics;
   logger: Logger;
   /** Asks for a rotation (a deduplicated refresh-token job). */
-  requestRefresh: (request: RefreshRequest) => Promise<void>;
+  requestRefresh: (request: RefreshRequest) => Promise<unknown>;
   tenantId: string;
   /** Fingerprint of the secret this tenant's config holds: a failure recorded for another secret does not block. */
   fingerprint: string;

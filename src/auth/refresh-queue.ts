@@ -24,16 +24,18 @@ export function refreshId(clientKey: string): string {
  * Enqueues an on-demand rotation. Deduplicated per client: while one waits, more adds are dropped; while one
  * runs, the latest add is kept as the single next job (`keepLastIfActive`), so a burst of 401s or missing-token
  * waits yields at most one queued job, and one that arrives during a rotation is not lost. (No custom job id:
- * BullMQ checks a custom id before deduplication and would drop the "next" job.)
+ * BullMQ checks a custom id before deduplication and would drop the "next" job.) Returns the id of the job
+ * that will run (the existing one when deduplicated).
  */
-export async function enqueueRefresh(queue: Queue, request: RefreshRequest): Promise<void> {
-  await queue.add(REFRESH_JOB_NAME, request, {
+export async function enqueueRefresh(queue: Queue, request: RefreshRequest): Promise<string | undefined> {
+  const job = await queue.add(REFRESH_JOB_NAME, request, {
     deduplication: { id: refreshId(request.clientKey), keepLastIfActive: true },
     attempts: 8,
     backoff: { type: 'exponential', delay: 500 },
     removeOnComplete: true,
     removeOnFail: { count: 100 },
   });
+  return job.id;
 }
 
 /** One client whose token is rotated proactively (any tenant of it gives the credentials). */

@@ -152,10 +152,19 @@ export class TokenRefresher {
         return null;
       case 'scheduled': {
         if (!usable || s.expiresAt === null) return null;
-        const lifetime = s.issuedAt !== null && s.expiresAt > s.issuedAt ? s.expiresAt - s.issuedAt : this.#d.settings.lifetimeMs;
-        return s.expiresAt - s.now > lifetime * this.#d.settings.marginFraction ? 'fresh' : null;
+        return s.expiresAt - s.now > this.#threshold(s) ? 'fresh' : null;
       }
     }
+  }
+
+  /**
+   * How close to expiry a scheduled check rotates: the margin (a fraction of the token's own lifetime), but at
+   * least two check periods (one check may run late) and at most half the lifetime.
+   */
+  #threshold(s: AuthState): number {
+    const { settings } = this.#d;
+    const lifetime = s.issuedAt !== null && s.expiresAt !== null && s.expiresAt > s.issuedAt ? s.expiresAt - s.issuedAt : settings.lifetimeMs;
+    return Math.min(Math.max(lifetime * settings.marginFraction, 2 * settings.scheduleEveryMs), lifetime / 2);
   }
 
   #skip(s: AuthState, opts: RotateOptions): RotateOutcome {
