@@ -1,0 +1,90 @@
+/**
+ * The refresh-token job module and the schedules: payloads are parsed first (stale or secret-bearing data fails
+ * loudly), credentials come only from the resolver, and the per-client schedulers follow the tenants list.
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRefreshTokenProcessor, refreshTokenJobSchema } from '../../jobs/refresh-token.js';
+import { Secret } from '../../src/config/secret.js';
+import { ensureRefreshSchedules, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
+import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { buildRig, quietLogger, type AuthRig } from './harness.js';
+
+let redis: TestRedis;
+const rigs: AuthRig[] = [];
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterEach(async () => {
+  for (const r of rigs.splice(0)) await r.close();
+  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const job = (data: unknown): Job => ({ id: 'j1', data }) as unknown as Job;
+
+describe('refresh-token processor', () => {
+  const calls: Array<{ clientKey: string; credentials: ClientCredentials; opts: RotateOptions }> = [];
+  const refresher = {
+    rotate: async (clientKey: string, credentials: ClientCredentials, opts: RotateOptions) => {
+      calls.push({ clientKey, credentials, opts });
+      return { outcome: 'skipped' as const, why: 'fresh' as const, version: 3 };
+    },
+  };
+  const resolve = (id: string): ClientCredentials | undefined =>
+    id === 't1' ? { clientId: 'c1', clientSecret: new Secret('s1'), authUrl: 'http://127.0.0.1:1' } : id === 't2' ? { clientId: 'c9', clientSecret: new Secret('s9'), authUrl: 'http://127.0.0.1:1' } : undefined;
+  const processor = createRefreshTokenProcessor({ refresher, resolveCredentials: resolve, logger: quietLogger() });
+
+  it('rotates with the credentials of the tenants file and the reason and version of the job', async () => {
+    calls.length = 0;
+    const out = await processor(job({ clientKey: 'c1', tenantId: 't1', reason: '401', seenVersion: 3 }));
+    expect(out).toEqual({ outcome: 'skipped', why: 'fresh', version: 3 });
+    expect(calls.length).toBe(1);
+    expect(calls[0]!.clientKey).toBe('c1');
+    expect(calls[0]!.opts).toEqual({ reason: '401', seenVersion: 3 });
+    expect(calls[0]!.credentials.clientSecret.reveal()).toBe('s1');
+  });
+
+  it('fails a stale or secret-bearing payload, an unknown tenant and a changed client as unrecoverable', async () => {
+    calls.length = 0;
+    for (const data of [
+      { clientKey: 'c1', tenantId: 't1' },
+      { clientKey: 'c1', tenantId: 't1', reason: 'soon' },
+      { clientKey: 'c1', tenantId: 't1', reason: 'manual', clientSecret: 's1' },
+      { clientKey: 'c1', tenantId: 'gone', reason: 'manual' },
+      { clientKey: 'c1', tenantId: 't2', reason: 'manual' },
+    ]) {
+      await expect(processor(job(data))).rejects.toBeInstanceOf(UnrecoverableError);
+    }
+    expect(calls).toEqual([]);
+    expect(refreshTokenJobSchema.safeParse({ clientKey: 'c1', tenantId: 't1', reason: 'scheduled' }).success).toBe(true);
+  });
+});
+
+describe('ensureRefreshSchedules', () => {
+  it('keeps exactly one scheduler per client listed, and removes those of clients gone', async () => {
+    const prefix = testPrefix('sched');
+    prefixes.push(prefix);
+    const rig = await buildRig({ url: redis.url, prefix, settings: {} });
+    rigs.push(rig);
+    const both = [
+      { clientKey: 'c1', tenantId: 't1' },
+      { clientKey: 'c1', tenantId: 't1b' },
+      { clientKey: 'c2', tenantId: 't2' },
+    ];
+    await ensureRefreshSchedules(rig.queue, both, 30_000);
+    await ensureRefreshSchedules(rig.queue, both, 30_000);
+    const first = await rig.queue.getJobSchedulers();
+    expect(first.map((s) => [s.key, s.every]).sort()).toEqual([['refresh.c1', 30_000], ['refresh.c2', 30_000]]);
+    expect(first.find((s) => s.key === 'refresh.c1')?.template?.data).toEqual({ clientKey: 'c1', tenantId: 't1', reason: 'scheduled' });
+
+    const res = await ensureRefreshSchedules(rig.queue, [{ clientKey: 'c2', tenantId: 't2' }], 20_000);
+    expect(res.removed).toEqual(['refresh.c1']);
+    const after = await rig.queue.getJobSchedulers();
+    expect(after.map((s) => [s.key, s.every])).toEqual([['refresh.c2', 20_000]]);
+  });
+});
