@@ -1,15 +1,25 @@
 /**
  * The command line: a thin shell over library functions (STYLE.md 2). Every command of the product hangs off it.
+ * Output for people and `--json` goes to stdout; logs go to stderr.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { registerInspect } from './cli/commands/inspect.js';
+import { registerServe } from './cli/commands/serve.js';
+import { registerSync } from './cli/commands/sync.js';
+import { UsageError } from './cli/runtime.js';
+import { ConfigError } from './config/env.js';
 
 export function buildProgram(): Command {
   const program = new Command('collections-sync')
     .description('Keeps a collections service in step with accounting platforms, and places AI collection calls.')
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerServe(program);
+  registerSync(program);
+  registerInspect(program);
   return program;
 }
 
@@ -21,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    process.stderr.write(`collections-sync: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`collections-sync: ${message}\n`);
+    if (err instanceof UsageError || err instanceof ConfigError) return 2;
     return 1;
   }
 }

@@ -6,7 +6,8 @@
  */
 import { addMilliseconds } from 'date-fns';
 import { ENTITIES, type Entity } from '../../src/glossary.js';
-import { compareCursor, PlatformRateLimitedError, type Cursor, type Page } from '../../src/platforms/types.js';
+import { describeIssues, recordSchemas } from '../../src/platforms/records.js';
+import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
 import { reportBad } from './dead-letters.js';
@@ -43,6 +44,13 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
   if (ctx.mode !== 'reconcile') await adoptExisting(ctx);
   const entities = entitiesOf(ctx.mode);
   const startAt = options.resumeFrom ? Math.max(0, entities.indexOf(options.resumeFrom.entity)) : 0;
+  if (ctx.mode === 'replay') {
+    for (const entity of entities) {
+      await replayEntity(ctx, entity);
+      if (entity === 'invoices') await drainPending(ctx);
+    }
+    return;
+  }
   for (const entity of entities.slice(startAt)) {
     const resume = options.resumeFrom?.entity === entity ? options.resumeFrom : undefined;
     await runEntity(ctx, entity, resume, options);
@@ -107,6 +115,34 @@ async function runEntity(ctx: RunContext, entity: Entity, resume: RunCheckpoint 
   if (maxSeen && (ctx.mode === 'incremental' || ctx.mode === 'full')) {
     await stores.cursors.advance(ctx.tenant, entity, maxSeen);
   }
+}
+
+/**
+ * Pushes the records kept with an entity's dead letters again (`dead-letters retry`). A record pushed now
+ * leaves the store; one that fails again is updated there; entries without a record (lines that were not
+ * valid JSON) stay until the source is fixed.
+ */
+async function replayEntity(ctx: RunContext, entity: Entity): Promise<void> {
+  const { stores } = ctx.services;
+  const until = Date.now();
+  let after: string | undefined;
+  let pages = 0;
+  do {
+    ctx.throwIfAborted();
+    const batch = await stores.deadLetters.take(ctx.tenant, { entity, limit: ctx.services.settings.pageSize, until, ...(after ? { after } : {}) });
+    after = batch.next;
+    const records: unknown[] = [];
+    const bad: BadRecord[] = [];
+    for (const entry of batch.entries) {
+      if (entry.record === undefined) continue;
+      const parsed = recordSchemas[entity].safeParse(entry.record);
+      if (parsed.success) records.push(parsed.data);
+      else bad.push({ entity, place: entry.place ?? `dead letter ${entry.key}`, reason: describeIssues(parsed.error.issues), ...(entry.platformId ? { platformId: entry.platformId } : {}) });
+    }
+    await push(ctx, entity, { records, bad, ordered: false } as Page<Entity>);
+    pages += 1;
+  } while (after !== undefined);
+  ctx.services.logger.info({ tenant: ctx.tenant, entity, pages }, 'dead letters replayed');
 }
 
 async function push(ctx: RunContext, entity: Entity, page: Page<Entity>): Promise<void> {

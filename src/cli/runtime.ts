@@ -1,0 +1,49 @@
+/**
+ * What a CLI command needs: the validated environment, the tenants file and an App built for the role.
+ * Errors here are the user's (bad config, unreachable Redis, unknown tenant) and are printed plainly.
+ */
+import { createApp, type App } from '../app.js';
+import { loadEnv, type Env } from '../config/env.js';
+import { loadTenants } from '../config/tenants.js';
+import type { TenantConfig } from '../config/tenants.js';
+import { createLogger } from '../logger.js';
+import type { Metrics } from '../ops/metrics.js';
+
+export class UsageError extends Error {
+  readonly exitCode = 2;
+}
+
+export interface Runtime {
+  env: Env;
+  app: App;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string } = {}): Promise<Runtime> {
+  const env = loadEnv();
+  const tenants = await loadTenants(options.tenantsFile ?? env.TENANTS_FILE);
+  const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, pretty: env.LOG_PRETTY });
+  const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  return { env, app, close: () => app.close() };
+}
+
+export function requireTenant(app: App, id: string): TenantConfig {
+  const t = app.tenant(id);
+  if (!t) {
+    const known = app.tenants().map((x) => x.id).join(', ') || '(none)';
+    throw new UsageError(`unknown tenant "${id}"; the tenants file has: ${known}`);
+  }
+  return t;
+}
+
+export function parseDateOption(value: string, flag: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)) || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) {
+    throw new UsageError(`${flag} must be a date as YYYY-MM-DD (got "${value}")`);
+  }
+  return value;
+}
+
+/** Writes a line to stdout (the CLI's output channel; logs go to stderr). */
+export function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
