@@ -121,6 +121,21 @@ describe('compare-and-refresh', () => {
   });
 });
 
+describe('token endpoint down', () => {
+  it('opens the gate again and lets BullMQ retry the rotation with backoff; waiting requests then go through', async () => {
+    const { sim: s, rig, clientFor } = await setup([{ id: 't1', clientId: 'c1', secret: 's1' }], [{ clientId: 'c1', clientSecret: 's1' }]);
+    s.setFaults({ script: [{ route: TOKEN_ROUTE, fault: '503', count: 2 }] });
+    const client = clientFor('t1');
+    const pages = await Promise.all(Array.from({ length: 10 }, () => client.listContacts({ size: 1 })));
+    expect(pages.length).toBe(10);
+    expect(tokenCalls(s, '503')).toBe(2);
+    expect(s.counters().tokensIssued['c1']).toBe(1);
+    const status = await rig.auth.status('c1');
+    expect(status).toMatchObject({ version: 1, gateClosed: false, leases: 0 });
+    expect(status.failure).toBeUndefined();
+  });
+});
+
 describe('wrong credentials', () => {
   it('give a clear auth error, a bounded number of token calls, status, and recovery once the secret is fixed', async () => {
     const { sim: s, tenants, rig, clientFor } = await setup(
