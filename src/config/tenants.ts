@@ -82,22 +82,25 @@ export type PlatformConfig = z.infer<typeof platformSchema>;
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
 
 /** Replaces `${VAR}` in every string of the tree; names each missing variable with where it was needed. */
-function substitute(value: unknown, env: NodeJS.ProcessEnv, path: string, missing: string[]): unknown {
+interface Missing {
+  path: PropertyKey[];
+  name: string;
+}
+
+function substitute(value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], missing: Missing[]): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
       const v = env[name];
       if (v === undefined || v === '') {
-        missing.push(`  - ${path}: environment variable ${name} is not set`);
+        missing.push({ path, name });
         return '';
       }
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, `${path}[${i}]`, missing));
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, [...path, i], missing));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substitute(v, env, path ? `${path}.${k}` : k, missing)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, [...path, k], missing)]));
   }
   return value;
 }
@@ -128,11 +131,15 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
   } catch (err) {
     throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
   }
-  const missing: string[] = [];
-  const substituted = substitute(raw, env, '', missing);
+  const missing: Missing[] = [];
+  const substituted = substitute(raw, env, [], missing);
   const parsed = tenantsFileSchema.safeParse(substituted);
-  const problems = [...missing];
-  if (!parsed.success) problems.push(formatIssues(parsed.error.issues, (p) => describePath(raw, p)));
+  const problems = missing.map((m) => `  - ${describePath(raw, m.path)}: environment variable ${m.name} is not set`);
+  const missingAt = new Set(missing.map((m) => m.path.join('.')));
+  if (!parsed.success) {
+    const rest = parsed.error.issues.filter((i) => !missingAt.has(i.path.join('.')));
+    if (rest.length > 0) problems.push(formatIssues(rest, (p) => describePath(raw, p)));
+  }
   if (problems.length > 0 || !parsed.success) {
     throw new ConfigError(`${source} is invalid:\n${problems.join('\n')}`);
   }
