@@ -58,7 +58,8 @@ export class RedisTokenProvider implements TokenProvider {
     let waited = false;
     for (;;) {
       if (signal?.aborted) throw new AbortedError({ route: TOKEN_ROUTE, cause: signal.reason });
-      const generation = wakeups.generation(channel);
+      const gateGeneration = wakeups.generation(channel, GATE_KINDS);
+      const limitGeneration = wakeups.generation(channel, LIMIT_KINDS);
       const r = await store.acquire(leaseId, settings.requestTimeoutMs, this.#d.inFlightLimit, this.#d.fingerprint);
       if (r.kind === 'ok') {
         if (waited) this.#d.metrics.gateWaitMs(Date.now() - started);
@@ -76,7 +77,10 @@ export class RedisTokenProvider implements TokenProvider {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw noTokenWithin(this.#clientKey, Date.now() - started, r.kind === 'limit' ? 'in-flight limit reached' : r.kind === 'gate' ? 'gate closed' : 'no token yet');
-      const woke = await wakeups.wait(channel, r.kind === 'limit' ? LIMIT_KINDS : GATE_KINDS, Math.min(left, settings.pollMs), signal, generation);
+      const woke =
+        r.kind === 'limit'
+          ? await wakeups.wait(channel, LIMIT_KINDS, Math.min(left, settings.pollMs), signal, limitGeneration)
+          : await wakeups.wait(channel, GATE_KINDS, Math.min(left, settings.pollMs), signal, gateGeneration);
       if (woke === 'aborted') throw new AbortedError({ route: TOKEN_ROUTE, cause: signal?.reason });
     }
   }
@@ -94,7 +98,7 @@ export class RedisTokenProvider implements TokenProvider {
     let asked = false;
     for (;;) {
       if (signal?.aborted) throw new AbortedError({ route: TOKEN_ROUTE, cause: signal.reason });
-      const generation = wakeups.generation(channel);
+      const generation = wakeups.generation(channel, GATE_KINDS);
       const s = await store.state();
       if (s.version !== lease.version) return;
       const f = s.failure;

@@ -8,7 +8,7 @@ import { secretFingerprint } from './keys.js';
 import type { AuthMetrics, RotationReason } from './metrics.js';
 import type { AuthSettings } from './settings.js';
 import { ClientAuthStore, type AuthState } from './token-store.js';
-import type { AuthWakeups } from './wakeups.js';
+import type { AuthWakeups, WakeKind } from './wakeups.js';
 
 /** Where and how to ask for a client's token (from the tenants file in memory; never from job data). */
 export interface ClientCredentials {
@@ -89,11 +89,10 @@ export class TokenRefresher {
       const state = await store.state();
       const held2 = cooldownOf(state, fingerprint);
       if (held2) return held2;
-      const why = this.#needless(state, opts);
-      if (why !== null) return { outcome: 'skipped', why: why === 'fresh' || why === 'has-token' ? why : 'already-rotated', version: state.version };
+      if (this.#needless(state, opts) !== null) return this.#skip(state, opts);
 
       await this.#d.wakeups.ensure(store.keys.channel);
-      const generation = this.#d.wakeups.generation(store.keys.channel);
+      const generation = this.#d.wakeups.generation(store.keys.channel, RELEASED);
       const inFlight = await store.closeGate(owner, settings.gateTtlMs);
       const drained = await this.#drain(store, inFlight, generation);
       await this.#d.hooks?.beforeTokenCall?.(clientKey);
@@ -185,13 +184,15 @@ export class TokenRefresher {
         this.#log.warn({ clientKey: store.clientKey, leases: count, drainBoundMs: settings.drainBoundMs }, 'auth: drain bound reached; rotating anyway');
         return false;
       }
-      await wakeups.wait(channel, ['released'], Math.min(left, settings.pollMs, 100), undefined, gen);
-      gen = wakeups.generation(channel);
+      await wakeups.wait(channel, RELEASED, Math.min(left, settings.pollMs, 100), undefined, gen);
+      gen = wakeups.generation(channel, RELEASED);
       count = await store.leaseCount();
     }
     return true;
   }
 }
+
+const RELEASED: readonly WakeKind[] = ['released'];
 
 function cooldownOf(s: AuthState, fingerprint: string): RotateOutcome | null {
   const f = s.failure;

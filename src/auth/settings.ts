@@ -4,8 +4,8 @@ import { z } from 'zod';
  * Tunables of the token protocol. Every bound the protocol promises is derived from these:
  * - a lease lives `requestTimeoutMs` (a request that outlives it no longer holds back a rotation);
  * - the refresher waits at most `drainBoundMs` for leases before rotating anyway;
- * - the gate lives `drainBoundMs + tokenCallTimeoutMs` (so a refresher that dies with the gate closed
- *   stalls nobody for longer than that);
+ * - the gate lives `drainBoundMs + tokenCallTimeoutMs + 500` (the 500 ms for storing the new token), so a
+ *   refresher that dies with the gate closed stalls nobody for longer than that;
  * - the refresh lock lives a little longer than the gate (`lockSlackMs`).
  */
 export const authSettingsSchema = z
@@ -36,6 +36,9 @@ export const authSettingsSchema = z
   })
   .strict();
 
+/** Time the gate allows, beyond the drain and the token call, for storing the new token. */
+const GATE_STORE_SLACK_MS = 500;
+
 export type AuthSettingsInput = z.input<typeof authSettingsSchema>;
 
 export interface AuthSettings {
@@ -59,7 +62,7 @@ export interface AuthSettings {
 export function resolveAuthSettings(input: AuthSettingsInput = {}): AuthSettings {
   const s = authSettingsSchema.parse(input);
   const drainBoundMs = s.drainBoundMs ?? s.requestTimeoutMs;
-  const gateTtlMs = drainBoundMs + s.tokenCallTimeoutMs;
+  const gateTtlMs = drainBoundMs + s.tokenCallTimeoutMs + GATE_STORE_SLACK_MS;
   const lockTtlMs = gateTtlMs + s.lockSlackMs;
   return Object.freeze({
     requestTimeoutMs: s.requestTimeoutMs,

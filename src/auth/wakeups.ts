@@ -13,8 +13,8 @@ interface Waiter {
 interface ChannelState {
   subscribed: Promise<void> | null;
   ready: boolean;
-  /** Bumped on every message: a waiter that saw the state at generation g and finds g moved retries at once. */
-  generation: number;
+  /** Messages seen per kind: a waiter that read the state at generation g and finds g moved retries at once. */
+  seen: Record<WakeKind, number>;
   waiters: Set<Waiter>;
 }
 
@@ -41,7 +41,7 @@ export class AuthWakeups {
   #state(channel: string): ChannelState {
     let s = this.#channels.get(channel);
     if (!s) {
-      s = { subscribed: null, ready: false, generation: 0, waiters: new Set() };
+      s = { subscribed: null, ready: false, seen: { rotated: 0, opened: 0, released: 0, failed: 0 }, waiters: new Set() };
       this.#channels.set(channel, s);
     }
     return s;
@@ -68,14 +68,15 @@ export class AuthWakeups {
     return this.#channels.get(channel)?.ready ?? false;
   }
 
-  /** The channel's message count so far (see `wait`'s `sinceGeneration`). */
-  generation(channel: string): number {
-    return this.#state(channel).generation;
+  /** How many messages of `kinds` the channel has had so far (see `wait`'s `sinceGeneration`). */
+  generation(channel: string, kinds: readonly WakeKind[]): number {
+    const seen = this.#state(channel).seen;
+    return kinds.reduce((n, k) => n + seen[k], 0);
   }
 
   /**
-   * Waits for one of `kinds` on `channel`, at most `timeoutMs`. With `sinceGeneration`, returns at once when any
-   * message arrived since that generation was read (closing the race between a check and the wait).
+   * Waits for one of `kinds` on `channel`, at most `timeoutMs`. With `sinceGeneration` (from `generation(channel,
+   * kinds)`), returns at once when such a message arrived since then (closing the race between a check and the wait).
    */
   wait(
     channel: string,
@@ -85,7 +86,7 @@ export class AuthWakeups {
     sinceGeneration?: number,
   ): Promise<WakeKind | 'timeout' | 'aborted' | 'missed'> {
     const s = this.#state(channel);
-    if (sinceGeneration !== undefined && s.generation !== sinceGeneration) return Promise.resolve('missed');
+    if (sinceGeneration !== undefined && this.generation(channel, kinds) !== sinceGeneration) return Promise.resolve('missed');
     if (signal?.aborted) return Promise.resolve('aborted');
     if (this.#closed) return Promise.resolve('timeout');
     return new Promise((resolve) => {
@@ -108,8 +109,8 @@ export class AuthWakeups {
   #dispatch(channel: string, message: string): void {
     const s = this.#channels.get(channel);
     if (!s || !KINDS.has(message)) return;
-    s.generation += 1;
     const kind = message as WakeKind;
+    s.seen[kind] += 1;
     for (const w of [...s.waiters]) if (w.kinds.includes(kind)) w.wake(kind);
   }
 
