@@ -30,6 +30,7 @@ export class AuthWakeups {
   readonly #channels = new Map<string, ChannelState>();
   readonly #onMessage = (channel: string, message: string): void => this.#dispatch(channel, message);
   #closed = false;
+  #connecting: Promise<void> | null = null;
 
   constructor(subscriber: Redis, logger: Logger, owned: boolean) {
     this.#sub = subscriber;
@@ -51,12 +52,16 @@ export class AuthWakeups {
   ensure(channel: string): Promise<void> {
     const s = this.#state(channel);
     if (s.subscribed === null && !this.#closed) {
-      s.subscribed = this.#sub.subscribe(channel).then(
+      // A lazy connection (lazyConnect) is opened first: a producer-role client refuses commands while offline.
+      if (this.#connecting === null && this.#sub.status === 'wait') this.#connecting = this.#sub.connect();
+      const connected = this.#connecting ?? Promise.resolve();
+      s.subscribed = connected.then(() => this.#sub.subscribe(channel)).then(
         () => {
           s.ready = true;
         },
         (err: unknown) => {
           s.subscribed = null;
+          this.#connecting = null;
           this.#logger.warn({ err, channel }, 'auth: subscribe failed; waits fall back to polling');
         },
       );

@@ -8,8 +8,12 @@ import { Secret } from '../../src/config/secret.js';
 import { CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
+import { Queue } from 'bullmq';
+import { createAuth } from '../../src/auth/index.js';
+import { QUEUES } from '../../src/queues/names.js';
+import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { buildRig, sleep, type AuthRig } from './harness.js';
+import { buildRig, quietLogger, sleep, type AuthRig } from './harness.js';
 
 let redis: TestRedis;
 const rigs: AuthRig[] = [];
@@ -118,19 +122,44 @@ describe('gate', () => {
   });
 
   it('wakes the waiters at once when the refresher opens it', async () => {
-    const { rig: r, prefix } = await rig({ pollMs: 10_000, acquireTimeoutMs: 20_000 });
+    const { rig: r, prefix } = await rig({ pollMs: 10_000, acquireTimeoutMs: 5_000 });
     await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
     const store = new ClientAuthStore(r.redis, prefix, 'c1');
     await store.closeGate('refresher', 60_000);
-    const waiters = Array.from({ length: 10 }, () => provider.acquire());
+    // A request budget of 3 s (the client passes one): polling alone would not make it.
+    const waiters = Array.from({ length: 10 }, () => provider.acquire(AbortSignal.timeout(3_000)));
     expect(await settle(Promise.race(waiters))).toBe('pending');
-    // Polling is 10 s here: only the pub/sub message can wake them within the test's timeout.
+    // Polling is 10 s and the wait bound 5 s here: only the pub/sub message can wake them before they give up.
     expect(await store.openGate('someone-else')).toBe(false);
     expect(await store.openGate('refresher')).toBe(true);
     const leases = await Promise.all(waiters);
     expect(new Set(leases.map((l) => l.token))).toEqual(new Set(['tok-1']));
     await Promise.all(leases.map((l) => l.release()));
+  });
+});
+
+describe('subscriber', () => {
+  it('works from a producer-role connection (offline queue off, lazy), as the CLI has', async () => {
+    const prefix = testPrefix('auth');
+    prefixes.push(prefix);
+    const producer = await connectRedis(createRedis(redis.url, 'producer'), redis.url);
+    const queue = new Queue(QUEUES.refreshToken, { connection: producer, prefix });
+    const auth = createAuth({ redis: producer, prefix, queue, logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });
+    try {
+      await seed(producer, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+      const store = new ClientAuthStore(producer, prefix, 'c1');
+      await store.closeGate('refresher', 60_000);
+      const provider = auth.providerFor(tenant('t1', 'c1', 's'));
+      const waiting = provider.acquire(AbortSignal.timeout(3_000)); // polling alone would not make it
+      expect(await settle(waiting)).toBe('pending');
+      await store.openGate('refresher');
+      expect((await waiting).token).toBe('tok-1');
+    } finally {
+      await auth.close();
+      await queue.close();
+      producer.disconnect();
+    }
   });
 });
 
