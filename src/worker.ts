@@ -73,7 +73,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
         ambiguousRecheckMs: 500,
         syncConcurrency: env.SYNC_CONCURRENCY,
-        runLockTtlMs: 30_000,
+        runLockTtlMs: env.JOB_LOCK_MS,
       },
       shutdown: shutdown.signal,
       ...(metrics
@@ -89,7 +89,16 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         : {}),
     });
     track(
-      new Worker(QUEUES.sync, processor, { connection, prefix: env.KEY_PREFIX, concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }),
+      new Worker(QUEUES.sync, processor, {
+        connection,
+        prefix: env.KEY_PREFIX,
+        concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,
+        // A run killed with its worker is picked up again after the lock lapses. Runs resume from their
+        // checkpoint and every write is idempotent, so a run may stall many times without harm.
+        lockDuration: env.JOB_LOCK_MS,
+        stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
+        maxStalledCount: 20,
+      }),
       QUEUES.sync,
     );
   }

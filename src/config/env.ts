@@ -61,6 +61,8 @@ export const envSchema = z.object({
   /** Port of /healthz, /readyz and /metrics (0 = off). */
   OPS_PORT: int(9464, 0, 65_535),
   SHUTDOWN_TIMEOUT_MS: int(25_000, 1_000, 600_000),
+  /** How long a job (and a tenant's run lock) stays owned by a worker that stopped answering (crash, kill -9). */
+  JOB_LOCK_MS: int(30_000, 1_000, 600_000),
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
