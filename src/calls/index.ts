@@ -1,0 +1,13 @@
+/** AI collection calls: selection, phone numbers, requests, the call ledger and campaigns. */
+export * from './types.js';
+export { normalisePhone, isE164, mask, type PhoneCheck } from './phone.js';
+export { daysBetween, todayUtc, outstandingOf, overdueInvoice, targetFor, rankAndDedupe, type TargetContext, type TargetVerdict } from './select.js';
+export { selectOverdue, type Selection } from './source.js';
+export { amountDue, formatAmount, overdueTags, type DueInvoice } from './tags.js';
+export { parseCallList, listFormatOf, type ParsedList, type RowError, type ListContext } from './list-file.js';
+export { parseCsv, CsvError, type CsvRecord } from './csv.js';
+export { resolveSettings, requestBody, planRequests, chunk, DEFAULT_CURRENCY, type TenantCallDefaults, type SettingsCheck, type BodyCheck } from './plan.js';
+export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
+export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';
+export { makePlan, PlanError, type Plan, type PlanSource, type PlannerDeps, type ServiceContact } from './planner.js';
+export { resolveUnknown, waitForCampaign, OperatorError, CampaignWaitTimeout, type Resolution } from './operator.js';
