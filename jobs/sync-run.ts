@@ -73,6 +73,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (!resume) {
         await deps.stores.runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt });
       }
+      const runStartedAt = resume ? ((await deps.stores.runs.get(tenant.id, runId))?.startedAt ?? started) : started;
       const ctx = new RunContext(
         tenant.id,
         runId,
@@ -89,6 +90,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           ...(deps.metrics ? { metrics: deps.metrics } : {}),
         },
         abort,
+        runStartedAt,
       );
       log.info({ mode: data.mode, resumed: resume !== undefined }, 'sync run started');
       try {

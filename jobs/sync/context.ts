@@ -53,6 +53,8 @@ export class RunContext {
     readonly mode: SyncMode,
     readonly services: RunServices,
     readonly signal: AbortSignal,
+    /** When the run began (the first attempt's start, for a resumed run). */
+    readonly startedAt: number = Date.now(),
   ) {}
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {

@@ -115,6 +115,24 @@ async function runEntity(ctx: RunContext, entity: Entity, resume: RunCheckpoint 
   if (maxSeen && (ctx.mode === 'incremental' || ctx.mode === 'full')) {
     await stores.cursors.advance(ctx.tenant, entity, maxSeen);
   }
+  await clearFixedLines(ctx, entity);
+}
+
+/**
+ * A bad line with no readable id (not JSON, say) is dead-lettered by its place and reported again by every
+ * complete listing. So once a listing is complete, such an entry not reported again during this run has been
+ * fixed or removed at the source: it leaves the dead letters.
+ */
+async function clearFixedLines(ctx: RunContext, entity: Entity): Promise<void> {
+  const { deadLetters } = ctx.services.stores;
+  let after: string | undefined;
+  const stale: string[] = [];
+  do {
+    const batch = await deadLetters.take(ctx.tenant, { entity, limit: 500, until: ctx.startedAt - 1, ...(after ? { after } : {}) });
+    after = batch.next;
+    for (const e of batch.entries) if (e.platformId === undefined && e.place !== undefined) stale.push(e.key);
+  } while (after !== undefined);
+  if (stale.length > 0) await deadLetters.remove(ctx.tenant, stale);
 }
 
 /**
