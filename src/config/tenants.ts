@@ -67,15 +67,22 @@ export const tenantSchema = z.strictObject({
   calls: callsSchema.default({ defaultRegion: 'SA', requestSize: 50 }),
 });
 
-export const tenantsFileSchema = z
-  .strictObject({ tenants: z.array(tenantSchema) })
-  .superRefine((file, ctx) => {
-    const seen = new Set<string>();
-    file.tenants.forEach((t, i) => {
-      if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'id'], message: `duplicate tenant id "${t.id}"` });
-      seen.add(t.id);
-    });
+export const tenantsFileSchema = z.strictObject({ tenants: z.array(tenantSchema) });
+
+/** Duplicate ids, checked on the raw file so they are reported together with every other problem. */
+function duplicateIds(raw: unknown): string[] {
+  const list = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>)['tenants'] : undefined;
+  if (!Array.isArray(list)) return [];
+  const seen = new Set<string>();
+  const out: string[] = [];
+  list.forEach((t: unknown, i) => {
+    const id = t !== null && typeof t === 'object' ? (t as Record<string, unknown>)['id'] : undefined;
+    if (typeof id !== 'string') return;
+    if (seen.has(id)) out.push(`  - tenants[${i}] (${id}).id: duplicate tenant id "${id}"`);
+    seen.add(id);
   });
+  return out;
+}
 
 export type TenantConfig = z.infer<typeof tenantSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
@@ -136,11 +143,13 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
   const parsed = tenantsFileSchema.safeParse(substituted);
   const problems = missing.map((m) => `  - ${describePath(raw, m.path)}: environment variable ${m.name} is not set`);
   const missingAt = new Set(missing.map((m) => m.path.join('.')));
+  problems.push(...duplicateIds(raw));
   if (!parsed.success) {
     const rest = parsed.error.issues.filter((i) => !missingAt.has(i.path.join('.')));
     if (rest.length > 0) problems.push(formatIssues(rest, (p) => describePath(raw, p)));
   }
   if (problems.length > 0 || !parsed.success) {
+    problems.sort((a, b) => a.localeCompare(b));
     throw new ConfigError(`${source} is invalid:\n${problems.join('\n')}`);
   }
   return parsed.data;

@@ -1,0 +1,88 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadEnv } from '../../src/config/env.js';
+import { parseDuration } from '../../src/config/duration.js';
+import { parseTenants } from '../../src/config/tenants.js';
+
+const good = {
+  tenants: [
+    {
+      id: 'acme',
+      collections: { clientId: 'acme-client', clientSecret: '${ACME_SECRET}' },
+      platform: { kind: 'file', path: './data/acme' },
+      schedule: { every: '15m' },
+    },
+  ],
+};
+
+describe('environment', () => {
+  it('has working defaults and reports every bad key at once', () => {
+    const env = loadEnv({});
+    expect(env.COLLECTIONS_BASE_URL).toMatch(/\/api-service\/v1$/);
+    expect(env.TOKEN_REFRESH_MARGIN).toBe(0.2);
+    let error: unknown;
+    try {
+      loadEnv({ COLLECTIONS_BASE_URL: 'http://x.example/api', SYNC_CONCURRENCY: '0', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const msg = (error as Error).message;
+    expect(msg).toMatch(/COLLECTIONS_BASE_URL: must end with \/api-service\/v1/);
+    expect(msg).toMatch(/SYNC_CONCURRENCY/);
+    expect(msg).toMatch(/LOG_LEVEL/);
+  });
+});
+
+describe('tenants file', () => {
+  it('substitutes ${VAR} and keeps the secret out of every printed form', () => {
+    const file = parseTenants(JSON.stringify(good), { ACME_SECRET: 's3cr3t-value' });
+    const t = file.tenants[0]!;
+    expect(t.collections.clientSecret.reveal()).toBe('s3cr3t-value');
+    expect(t.schedule.every).toBe(15 * 60_000);
+    expect(t.schedule.reconcileEvery).toBe(86_400_000);
+    for (const printed of [JSON.stringify(file), inspect(file, { depth: 10 }), String(t.collections.clientSecret)]) {
+      expect(printed).not.toContain('s3cr3t-value');
+    }
+  });
+
+  it('names the tenant and the field of every problem, in one message, without secret values', () => {
+    const bad = {
+      tenants: [
+        { ...good.tenants[0], schedule: { every: '5 minutes' } },
+        { id: 'Bad:Id', collections: { clientId: '', clientSecret: 'plain-secret-value' }, platform: { kind: 'ftp' } },
+        { ...good.tenants[0], collections: { clientId: 'x', clientSecret: '${MISSING_VAR}', baseUrl: 'http://svc.example/v2' } },
+      ],
+    };
+    let msg = '';
+    try {
+      parseTenants(JSON.stringify(bad), { ACME_SECRET: 'x' }, 'tenants.json');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      msg = (err as Error).message;
+    }
+    expect(msg).toContain('tenants.json is invalid');
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.schedule\.every: not a duration/);
+    expect(msg).toMatch(/tenants\[1\] \(Bad:Id\)\.id/);
+    expect(msg).toMatch(/tenants\[1\] \(Bad:Id\)\.collections\.clientId/);
+    expect(msg).toMatch(/tenants\[1\] \(Bad:Id\)\.platform/);
+    expect(msg).toMatch(/tenants\[2\] \(acme\)\.collections\.clientSecret: environment variable MISSING_VAR is not set/);
+    expect(msg).toMatch(/tenants\[2\] \(acme\)\.collections\.baseUrl: must end with \/api-service\/v1/);
+    expect(msg).toMatch(/tenants\[2\] \(acme\)\.id: duplicate tenant id/);
+    expect(msg).not.toContain('plain-secret-value');
+  });
+
+  it('refuses a file that is not JSON with a clear message', () => {
+    expect(() => parseTenants('{ "tenants": [', {}, 'tenants.json')).toThrow(/tenants\.json: not valid JSON/);
+  });
+});
+
+describe('durations', () => {
+  it('parses the forms a tenants file uses', () => {
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('15')).toBeUndefined();
+    expect(parseDuration('0s')).toBeUndefined();
+  });
+});
