@@ -5,6 +5,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { registerDashboard } from './cli/commands/dashboard.js';
+import { registerDemo } from './cli/commands/demo.js';
 import { registerInspect } from './cli/commands/inspect.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
   registerServe(program);
   registerSync(program);
   registerInspect(program);
+  registerDemo(program);
+  registerDashboard(program);
   return program;
 }
 
