@@ -148,6 +148,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       const adapter = createAdapter(tenant.platform, {
         logger: logger.child({ tenant: tenant.id }),
         ...(options.memoryPlatforms ? { memoryPlatforms: options.memoryPlatforms } : {}),
+        redis,
+        prefix: env.KEY_PREFIX,
+        ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
       });
       adapters.set(tenant.id, { config: tenant, adapter });
       return adapter;

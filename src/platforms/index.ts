@@ -2,25 +2,34 @@
  * The platforms room: the adapter interface, the canonical records, and `createAdapter`, which builds the adapter a
  * tenant's `platform` config names. Adapters know nothing of the collections service, state or auth.
  */
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { PlatformConfig } from '../config/index.js';
 import { FileAdapter } from './file/index.js';
 import { MemoryAdapter, memoryPlatforms as processMemoryPlatforms, type MemoryPlatformRegistry } from './memory/index.js';
 import type { PlatformAdapter } from './types.js';
+import { XeroAdapter } from './xero/index.js';
 
 export * from './types.js';
 export * from './records.js';
 export { FileAdapter, writeNdjson, type FileAdapterOptions, type WriteNdjsonOptions } from './file/index.js';
 export { MemoryAdapter, MemoryPlatform, MemoryPlatformRegistry, memoryPlatforms, type RawRecord } from './memory/index.js';
+export { XeroAdapter, type XeroAdapterOptions } from './xero/index.js';
 
 export interface AdapterDeps {
   logger: Logger;
   /** Where `memory` platforms are looked up by name; the process's registry when absent. */
   memoryPlatforms?: MemoryPlatformRegistry;
+  /** Xero: the Redis connection for tokens and rate limits (shared by every process of the fleet). */
+  redis?: Redis;
+  /** Xero: KEY_PREFIX, under which its keys live (`${prefix}:xero:<xeroTenantId>:...`). */
+  prefix?: string;
+  /** Xero: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
+  tokenKey?: string;
 }
 
 /** The platform kinds this build can sync from. */
-export const AVAILABLE_PLATFORM_KINDS = ['file', 'memory'] as const;
+export const AVAILABLE_PLATFORM_KINDS = ['file', 'memory', 'xero'] as const;
 
 /** Builds the adapter for one tenant's platform. Throws for a kind this build does not have yet. */
 export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): PlatformAdapter {
@@ -29,8 +38,24 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
       return new FileAdapter({ folder: platform.path, logger: deps.logger.child({ platform: 'file' }) });
     case 'memory':
       return new MemoryAdapter((deps.memoryPlatforms ?? processMemoryPlatforms).get(platform.name));
-    case 'xero':
-      throw new Error(`platform kind "xero" is not available yet in this build (available: ${AVAILABLE_PLATFORM_KINDS.join(', ')})`);
+    case 'xero': {
+      if (deps.tokenKey === undefined || deps.tokenKey.trim() === '') {
+        throw new Error('a xero tenant needs PLATFORM_TOKEN_KEY in the environment: 32 random bytes as base64 or hex (e.g. `openssl rand -base64 32`), which encrypts its refresh tokens at rest');
+      }
+      if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a xero tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');
+      return new XeroAdapter({
+        redis: deps.redis,
+        prefix: deps.prefix,
+        tokenKey: deps.tokenKey,
+        clientId: platform.clientId,
+        clientSecret: platform.clientSecret,
+        refreshToken: platform.refreshToken,
+        xeroTenantId: platform.xeroTenantId,
+        apiUrl: platform.apiUrl,
+        tokenUrl: platform.tokenUrl,
+        logger: deps.logger.child({ platform: 'xero' }),
+      });
+    }
     default: {
       const unknown: never = platform;
       throw new Error(`unknown platform kind ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

@@ -1,0 +1,61 @@
+/**
+ * Encryption at rest of Xero refresh and access tokens: AES-256-GCM with a 32-byte key from the environment
+ * (PLATFORM_TOKEN_KEY, base64 or hex). Two subkeys are derived with HKDF: one encrypts, one makes fingerprints
+ * (HMAC-SHA256) that let us tell whether the tenants file's refresh token changed without storing the token.
+ * Each ciphertext is bound to its connection and purpose (GCM's additional data), so a value copied to another
+ * key does not decrypt.
+ */
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+
+/** Parses a 32-byte key written as 64 hex digits or as base64 / base64url; throws a message naming the rule. */
+export function parseTokenKey(text: string): Buffer {
+  const t = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(t)) {
+    const key = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (key.length === 32) return key;
+  }
+  throw new Error('PLATFORM_TOKEN_KEY must be 32 random bytes written as 64 hex digits or 44 base64 characters (e.g. `openssl rand -base64 32`)');
+}
+
+export class TokenCipher {
+  readonly #enc: Buffer;
+  readonly #mac: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('the token key must be 32 bytes');
+    this.#enc = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'collections-sync xero token encryption', 32));
+    this.#mac = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'collections-sync xero token fingerprint', 32));
+  }
+
+  static fromText(text: string): TokenCipher {
+    return new TokenCipher(parseTokenKey(text));
+  }
+
+  /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. `context` must be given again to decrypt. */
+  encrypt(plain: string, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#enc, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+
+  /** Throws when the value was not made by this key for this context (tampered, or another key). */
+  decrypt(box: string, context: string): string {
+    const parts = box.split('.');
+    if (parts.length !== 4 || parts[0] !== VERSION) throw new Error('not a token ciphertext of this version');
+    const [, iv, tag, body] = parts as [string, string, string, string];
+    const decipher = createDecipheriv('aes-256-gcm', this.#enc, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  /** A keyed fingerprint of a token: equal tokens give equal fingerprints; the token cannot be recovered. */
+  fingerprint(plain: string): string {
+    return createHmac('sha256', this.#mac).update(plain, 'utf8').digest('base64url').slice(0, 32);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * GET requests to Xero's Accounting API for one connection: a lease from the shared rate limiter, a valid access
+ * token, the `xero-tenant-id` header, timeouts, and errors that say what to do.
+ * - 401: the token is refreshed (compare-and-refresh on its version) and the call repeated once.
+ * - 403: the app lost access to the organisation: PLATFORM_AUTH_FAILED.
+ * - 429: `Retry-After` and `X-Rate-Limit-Problem` become a shared block and a PlatformRateLimitedError.
+ * - 5xx, network errors, timeouts: retried a couple of times (bounded), then PLATFORM_UNAVAILABLE (retryable).
+ */
+import type { Logger } from 'pino';
+import { request, type Dispatcher } from 'undici';
+import { PlatformError, PlatformRateLimitedError } from '../types.js';
+import type { XeroAuth } from './oauth.js';
+import { describe, type LimitScope, type XeroRateLimiter } from './rate-limiter.js';
+
+export interface XeroHttpSettings {
+  /** Whole request (headers and body) deadline. Default 20 s. */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  /** Retries after a 5xx or network error. Default 2. */
+  retries: number;
+  /** First backoff; doubles each retry. Default 250 ms. */
+  retryBaseMs: number;
+}
+
+export const DEFAULT_HTTP_SETTINGS: XeroHttpSettings = {
+  requestTimeoutMs: 20_000,
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 15_000,
+  retries: 2,
+  retryBaseMs: 250,
+};
+
+export interface XeroHttpOptions {
+  apiUrl: string;
+  xeroTenantId: string;
+  auth: XeroAuth;
+  limiter: XeroRateLimiter;
+  dispatcher: Dispatcher;
+  settings?: Partial<XeroHttpSettings>;
+  logger?: Logger;
+}
+
+/** What a GET gave: the parsed JSON body, or `not-modified` (304). */
+export type XeroGetResult = { kind: 'json'; body: unknown } | { kind: 'not-modified' };
+
+const PROBLEMS: Record<string, LimitScope> = { minute: 'minute', day: 'day', concurrent: 'concurrent', appminute: 'app' };
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export class XeroHttp {
+  private readonly settings: XeroHttpSettings;
+
+  constructor(private readonly options: XeroHttpOptions) {
+    this.settings = { ...DEFAULT_HTTP_SETTINGS, ...options.settings };
+  }
+
+  async get(path: string, query: URLSearchParams, headers: Record<string, string>, signal?: AbortSignal): Promise<XeroGetResult> {
+    const url = `${this.options.apiUrl}${path}?${query.toString()}`;
+    let failures = 0;
+    let rejected: number | undefined;
+    let refreshedAfter401 = false;
+    for (;;) {
+      signal?.throwIfAborted();
+      const lease = await this.options.limiter.acquire(signal);
+      let retryReason: PlatformError;
+      try {
+        const access = await this.options.auth.accessToken(rejected);
+        const deadline = AbortSignal.timeout(this.settings.requestTimeoutMs);
+        let res: Dispatcher.ResponseData;
+        let text: string;
+        try {
+          res = await request(url, {
+            method: 'GET',
+            dispatcher: this.options.dispatcher,
+            headers: { ...headers, authorization: `Bearer ${access.token}`, 'xero-tenant-id': this.options.xeroTenantId, accept: 'application/json' },
+            signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+            headersTimeout: this.settings.headersTimeoutMs,
+            bodyTimeout: this.settings.bodyTimeoutMs,
+          });
+          text = await res.body.text();
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          throw new PlatformError('PLATFORM_UNAVAILABLE', `xero: GET ${path} failed (${errorName(err)})`, true, { cause: err });
+        }
+        await this.options.limiter.observe(res.headers);
+        const status = res.statusCode;
+        if (status === 200) {
+          try {
+            return { kind: 'json', body: JSON.parse(text) as unknown };
+          } catch (err) {
+            throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET ${path} answered 200 with a body that is not JSON`, false, { cause: err });
+          }
+        }
+        if (status === 304) return { kind: 'not-modified' };
+        if (status === 401) {
+          if (!refreshedAfter401) {
+            refreshedAfter401 = true;
+            rejected = access.version;
+            this.options.logger?.info({ path }, 'xero: 401, refreshing the access token once');
+            continue;
+          }
+          throw new PlatformError(
+            'PLATFORM_AUTH_FAILED',
+            `xero: GET ${path} answered 401 even with a freshly refreshed token; reconnect the app to the organisation and put a new refresh token in the tenants file`,
+            false,
+          );
+        }
+        if (status === 403) {
+          throw new PlatformError(
+            'PLATFORM_AUTH_FAILED',
+            `xero: GET ${path} answered 403: the connection has no access to Xero organisation ${this.options.xeroTenantId} ` +
+              '(disconnected, or without the accounting.contacts.read and accounting.transactions.read scopes); reconnect the app and put the new refresh token in the tenants file',
+            false,
+          );
+        }
+        if (status === 429) throw await this.rateLimited(path, res.headers);
+        if (status >= 500) {
+          retryReason = new PlatformError('PLATFORM_UNAVAILABLE', `xero: GET ${path} answered ${status}`, true);
+        } else {
+          throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET ${path} answered ${status}: ${text.slice(0, 200)}`, false);
+        }
+      } catch (err) {
+        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || err instanceof PlatformRateLimitedError) throw err;
+        retryReason = err;
+      } finally {
+        await lease.release().catch(() => undefined);
+      }
+      failures += 1;
+      if (failures > this.settings.retries) throw retryReason;
+      this.options.logger?.warn({ path, failures, reason: retryReason.message }, 'xero: retrying');
+      await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
+    }
+  }
+
+  private async rateLimited(path: string, headers: Record<string, string | string[] | undefined>): Promise<PlatformRateLimitedError> {
+    const problem = header(headers, 'x-rate-limit-problem')?.trim().toLowerCase() ?? '';
+    const scope = PROBLEMS[problem] ?? 'minute';
+    const fallback = scope === 'day' ? this.options.limiter.limits.dayBlockMs : scope === 'concurrent' ? 1_000 : 60_000;
+    const waitMs = retryAfterMs(header(headers, 'retry-after')) ?? fallback;
+    await this.options.limiter.block(scope, waitMs);
+    this.options.logger?.warn({ path, scope, waitMs }, 'xero: rate limited');
+    return new PlatformRateLimitedError(scope, waitMs, `xero: ${describe(scope)} limit reached (429 on GET ${path}); retry in ${Math.ceil(waitMs / 1000)} s`);
+  }
+}
+
+function errorName(err: unknown): string {
+  if (err instanceof Error) return (err as Error & { code?: string }).code ?? err.name;
+  return 'error';
+}

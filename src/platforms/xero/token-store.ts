@@ -1,0 +1,108 @@
+/**
+ * Where a Xero connection's tokens live: one Redis hash per connection, `${prefix}:xero:<connection>:oauth`, with
+ * fields `v` (the version, raised by every write), `seed` (the fingerprint of the tenants file's refresh token the
+ * chain started from), `seen` (fingerprints of every seed so far) and `state` (JSON; tokens encrypted, see
+ * cipher.ts). Every write is one Lua script: a rotation is committed only while its writer still holds the
+ * refresh lock and the version is the one it read (a fence against stale writers). The raw tokens never reach
+ * Redis.
+ */
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+
+export const storedStateSchema = z.object({
+  /** The current refresh token (encrypted). */
+  cur: z.string(),
+  /** The refresh token used for the latest rotation (encrypted), kept for Xero's grace window. */
+  prev: z.string().optional(),
+  /** When `prev` was first used (epoch ms): Xero's grace runs from then. */
+  prevUsedAt: z.number().optional(),
+  /** The access token of the latest rotation (encrypted) and until when to use it (expiry minus a margin). */
+  access: z.string().optional(),
+  accessUntil: z.number().optional(),
+  rotatedAt: z.number().optional(),
+  rotations: z.number().int().default(0),
+  /** Set when Xero refused the refresh token for good (invalid_grant); cleared by a new token in the tenants file. */
+  revoked: z.object({ at: z.number(), reason: z.string() }).optional(),
+});
+
+export type StoredState = z.infer<typeof storedStateSchema>;
+
+export interface StoredTokens {
+  version: number;
+  seed: string;
+  state: StoredState;
+}
+
+/** Starts the chain, or restarts it when the tenants file names a refresh token never seen before. */
+const SEED = `
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then
+  redis.call('HSET', KEYS[1], 'v', '1', 'seed', ARGV[1], 'seen', ARGV[1], 'state', ARGV[2])
+  return 1
+end
+local seed = redis.call('HGET', KEYS[1], 'seed')
+if seed == ARGV[1] then return 0 end
+local seen = redis.call('HGET', KEYS[1], 'seen') or ''
+for fp in string.gmatch(seen, '%S+') do
+  if fp == ARGV[1] then return 0 end
+end
+local list = ARGV[1] .. ' ' .. seen
+if string.len(list) > 4000 then list = string.sub(list, 1, 4000) end
+redis.call('HSET', KEYS[1], 'v', tostring(tonumber(v) + 1), 'seed', ARGV[1], 'seen', list, 'state', ARGV[2])
+return 2
+`;
+
+/** Writes a new state only while ARGV[1] holds the lock KEYS[2] and the version is still ARGV[2]. */
+const COMMIT = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
+local v = redis.call('HGET', KEYS[1], 'v')
+if v ~= ARGV[2] then return -2 end
+local next = tonumber(v) + 1
+redis.call('HSET', KEYS[1], 'v', tostring(next), 'state', ARGV[3])
+return next
+`;
+
+export type CommitResult = { ok: true; version: number } | { ok: false; why: 'lock-lost' | 'version-moved' };
+
+export class XeroTokenStore {
+  readonly key: string;
+  readonly lockKey: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    connection: string,
+  ) {
+    this.key = `${prefix}:xero:${connection}:oauth`;
+    this.lockKey = `${prefix}:xero:${connection}:oauth-lock`;
+  }
+
+  /** The stored tokens; undefined when none; throws when the stored value is not ours (corrupt). */
+  async read(): Promise<StoredTokens | undefined> {
+    const [v, seed, state] = await this.redis.hmget(this.key, 'v', 'seed', 'state');
+    if (v == null || seed == null || state == null) return undefined;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(state);
+    } catch {
+      raw = undefined;
+    }
+    const parsed = storedStateSchema.safeParse(raw);
+    if (!parsed.success) throw new Error(`the stored Xero token state at ${this.key} is not readable`);
+    return { version: Number(v), seed, state: parsed.data };
+  }
+
+  /** 0: already seeded from this (or an older) token; 1: first seed; 2: a new token restarted the chain. */
+  async seed(fingerprint: string, state: StoredState): Promise<0 | 1 | 2> {
+    const r = await this.redis.eval(SEED, 1, this.key, fingerprint, JSON.stringify(state));
+    return r === 1 ? 1 : r === 2 ? 2 : 0;
+  }
+
+  /** Commits `state` as version `expected + 1` if `owner` holds the lock and nobody wrote since `expected`. */
+  async commit(expected: number, owner: string, state: StoredState): Promise<CommitResult> {
+    const r = Number(await this.redis.eval(COMMIT, 2, this.key, this.lockKey, owner, String(expected), JSON.stringify(state)));
+    if (r === -1) return { ok: false, why: 'lock-lost' };
+    if (r === -2) return { ok: false, why: 'version-moved' };
+    return { ok: true, version: r };
+  }
+}
