@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeNdjson } from '../../src/platforms/file/index.js';
+import { sampleData } from '../../src/sample/generate.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the command line', () => {
+  let redis: TestRedis;
+  let rig: Rig;
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    dir = await mkdtemp(join(tmpdir(), 'cs-cli-'));
+    const data = sampleData({ contacts: 50, seed: 3 });
+    await writeNdjson(join(dir, 'contacts.ndjson'), data.contacts);
+    await writeNdjson(join(dir, 'invoices.ndjson'), data.invoices);
+    const tenants = [{ id: 'acme', platform: { kind: 'file', path: dir } }];
+    await writeFile(join(dir, 'tenants.json'), tenantsJson(tenants));
+    rig = await startRig({ redisUrl: redis.url, tenants });
+    env = {
+      REDIS_URL: redis.url,
+      KEY_PREFIX: rig.env.KEY_PREFIX,
+      TENANTS_FILE: join(dir, 'tenants.json'),
+      COLLECTIONS_BASE_URL: rig.env.COLLECTIONS_BASE_URL,
+      COLLECTIONS_AUTH_URL: rig.env.COLLECTIONS_AUTH_URL,
+    };
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('shows help and names every command', async () => {
+    const r = await cli(['--help'], {});
+    expect(r.code).toBe(0);
+    for (const c of ['worker', 'sync', 'backfill', 'status', 'dead-letters', 'mapping', 'dry-run', 'simulator']) expect(r.stdout).toContain(c);
+  });
+
+  it('gives clear errors for an unknown tenant, a bad date and an unreachable Redis', async () => {
+    const unknown = await cli(['sync', '--tenant', 'nobody'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown tenant "nobody"; the tenants file has: acme/);
+    const badDate = await cli(['backfill', '--tenant', 'acme', '--since', '2026-13-01'], env);
+    expect(badDate.code).toBe(2);
+    expect(badDate.stderr).toMatch(/--since must be a date as YYYY-MM-DD/);
+    const noRedis = await cli(['status'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(noRedis.code).toBe(1);
+    expect(noRedis.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('runs a sync and waits for it, then reports status, a dry run and dead letters', async () => {
+    const sync = await cli(['sync', '--tenant', 'acme', '--wait', '--json'], env);
+    expect(sync.code, sync.stderr).toBe(0);
+    const run = JSON.parse(sync.stdout) as { outcome: string; counts: Record<string, number> };
+    expect(run.outcome).toBe('succeeded');
+    expect(run.counts['contacts.created']).toBe(50);
+    expect(rig.sim.data('client-acme').contacts).toHaveLength(50);
+
+    const status = await cli(['status', '--tenant', 'acme', '--json'], env);
+    expect(status.code).toBe(0);
+    const s = JSON.parse(status.stdout) as { tenants: { tenant: string; lastRuns: { outcome: string }[]; auth: { hasToken: boolean } }[] };
+    expect(s.tenants[0]?.lastRuns[0]?.outcome).toBe('succeeded');
+    expect(s.tenants[0]?.auth.hasToken).toBe(true);
+    expect(status.stdout).not.toContain('secret-acme-x9');
+
+    const before = rig.sim.counters().writesCommitted;
+    const dry = await cli(['dry-run', '--tenant', 'acme', '--json'], env);
+    expect(dry.code).toBe(0);
+    const report = JSON.parse(dry.stdout) as { entity: string; create: number; update: number; skip: number }[];
+    expect(report.find((r) => r.entity === 'contacts')).toMatchObject({ create: 0, update: 0, skip: 50 });
+    expect(rig.sim.counters().writesCommitted).toBe(before);
+
+    const dl = await cli(['dead-letters', 'list', '--tenant', 'acme'], env);
+    expect(dl.code).toBe(0);
+    expect(dl.stdout).toMatch(/no dead letters for acme/);
+  });
+});
