@@ -4,6 +4,7 @@
  */
 import { watchFile, unwatchFile } from 'node:fs';
 import { Worker, type Job } from 'bullmq';
+import { createCallsProcessor } from '../jobs/calls.js';
 import { createRefreshTokenProcessor } from '../jobs/refresh-token.js';
 import { ensureSchedules, createTickProcessor } from '../jobs/schedule.js';
 import { createSyncProcessor } from '../jobs/sync-run.js';
@@ -21,7 +22,7 @@ export interface WorkerOptions {
   opsPort?: number;
   opsHost?: string;
   /** Which queues this process works (default all). */
-  queues?: ('sync' | 'schedule' | 'refreshToken')[];
+  queues?: ('sync' | 'schedule' | 'refreshToken' | 'calls')[];
   concurrency?: number;
   /** Upsert schedules at start (default true). */
   schedules?: boolean;
@@ -38,7 +39,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const { env, logger } = app;
   const shutdown = new AbortController();
   const connection = app.redis;
-  const want = new Set(options.queues ?? ['sync', 'schedule', 'refreshToken']);
+  const want = new Set(options.queues ?? ['sync', 'schedule', 'refreshToken', 'calls']);
   const workers: Worker[] = [];
   let lastActivity = Date.now();
 
@@ -116,6 +117,32 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
       logger,
     });
     track(new Worker(QUEUES.refreshToken, processor, { connection, prefix: env.KEY_PREFIX, concurrency: 8 }), QUEUES.refreshToken);
+  }
+
+  if (want.has('calls')) {
+    const processor = createCallsProcessor({
+      logger,
+      redis: app.redis,
+      prefix: env.KEY_PREFIX,
+      cache: app.cache,
+      tenant: (id) => app.tenant(id),
+      clientFor: (t) => app.clientFor(t),
+      cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
+      lockTtlMs: env.JOB_LOCK_MS,
+      shutdown: shutdown.signal,
+    });
+    // A campaign re-run never sends a request twice (it is `unknown` instead), so stalls may repeat.
+    track(
+      new Worker(QUEUES.calls, processor, {
+        connection,
+        prefix: env.KEY_PREFIX,
+        concurrency: 4,
+        lockDuration: env.JOB_LOCK_MS,
+        stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
+        maxStalledCount: 20,
+      }),
+      QUEUES.calls,
+    );
   }
 
   const applySchedules = async (): Promise<void> => {

@@ -1,4 +1,8 @@
 /** AI collection calls: selection, phone numbers, requests, the call ledger and campaigns. */
+import type { Redis } from 'ioredis';
+import { CampaignStore } from './campaign-store.js';
+import { CallLedger } from './ledger.js';
+
 export * from './types.js';
 export { normalisePhone, isE164, mask, type PhoneCheck } from './phone.js';
 export { daysBetween, todayUtc, outstandingOf, overdueInvoice, targetFor, rankAndDedupe, type TargetContext, type TargetVerdict } from './select.js';
@@ -10,4 +14,18 @@ export { resolveSettings, requestBody, planRequests, chunk, DEFAULT_CURRENCY, ty
 export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
 export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';
 export { makePlan, PlanError, type Plan, type PlanSource, type PlannerDeps, type ServiceContact } from './planner.js';
+export { formatReport, exitCodeOfReport } from './report.js';
 export { resolveUnknown, waitForCampaign, OperatorError, CampaignWaitTimeout, type Resolution } from './operator.js';
+
+export interface CallStores {
+  store: CampaignStore;
+  ledger: CallLedger;
+}
+
+/** The campaign store and call ledger over one connection and key prefix (the worker and the CLI share the keys). */
+export function createCallStores(redis: Redis, prefix: string, options: { cooldownMs: number; retentionMs?: number }): CallStores {
+  return {
+    store: new CampaignStore(redis, prefix, options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ledger: new CallLedger(redis, prefix, { cooldownMs: options.cooldownMs }),
+  };
+}

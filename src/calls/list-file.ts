@@ -67,7 +67,8 @@ function describe(issues: readonly z.core.$ZodIssue[]): string {
     .map((i) => {
       const at = i.path.join('.') || '(row)';
       if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
-      return `${at}: ${i.code === 'invalid_type' && i.input === undefined ? 'required' : i.message}`;
+      // zod 4 issues carry no input: a missing field is told by its message.
+      return `${at}: ${i.code === 'invalid_type' && /received undefined$/.test(i.message) ? 'required' : i.message}`;
     })
     .join('; ');
 }
