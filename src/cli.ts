@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { registerDashboard } from './cli/commands/dashboard.js';
 import { registerDemo } from './cli/commands/demo.js';
+import { registerCalls } from './cli/commands/calls.js';
 import { registerInspect } from './cli/commands/inspect.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerSync(program);
   registerInspect(program);
+  registerCalls(program);
   registerDemo(program);
   registerDashboard(program);
   return program;
