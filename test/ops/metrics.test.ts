@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeNdjson } from '../../src/platforms/file/index.js';
+import { sampleData } from '../../src/sample/generate.js';
+import type { SimulatorCounters } from '../../src/simulator/index.js';
+import { freePort, startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, type Rig } from '../helpers/rig.js';
+import { ExpositionError, parseExposition, sumOf, type Family } from './exposition.js';
+
+const TOKEN_ROUTE = 'POST /auth/v1/api-key/auth';
+const apiRequests = (c: SimulatorCounters): number =>
+  Object.entries(c.requests)
+    .filter(([route]) => route !== TOKEN_ROUTE)
+    .reduce((n, [, byStatus]) => n + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
+
+const FAMILIES = [
+  'collections_sync_jobs_total',
+  'collections_sync_runs_total',
+  'collections_sync_run_duration_seconds',
+  'collections_sync_records_total',
+  'collections_sync_service_requests_total',
+  'collections_sync_service_request_duration_seconds',
+  'collections_sync_token_rotations_total',
+  'collections_sync_unauthorized_total',
+  'collections_sync_gate_wait_seconds',
+  'collections_sync_queue_jobs',
+  'collections_sync_cursor_lag_seconds',
+];
+
+describe('the ops port', () => {
+  let redis: TestRedis;
+  let rig: Rig;
+  let folder: string;
+  let base: string;
+
+  const scrape = async (): Promise<{ text: string; families: Map<string, Family>; type: string | null }> => {
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    return { text, families: parseExposition(text), type: res.headers.get('content-type') };
+  };
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    folder = await mkdtemp(join(tmpdir(), 'cs-ops-metrics-'));
+    const data = sampleData({ contacts: 120, seed: 11, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
+    await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
+    await writeNdjson(join(folder, 'invoices.ndjson'), data.invoices);
+    await writeNdjson(join(folder, 'payments.ndjson'), data.payments);
+    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], worker: { opsPort: 0 } });
+    const port = rig.worker?.ops?.port;
+    if (port === undefined) throw new Error('the ops server did not start');
+    base = `http://127.0.0.1:${port}`;
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it('serves /metrics that a strict parser reads, and its counters move with a sync', async () => {
+    const before = await scrape();
+    expect(before.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    for (const name of FAMILIES) expect(before.families.has(name), name).toBe(true);
+    const simBefore = rig.sim.counters();
+
+    const run = await rig.sync('acme');
+    expect(run.outcome).toBe('succeeded');
+    const after = await scrape();
+    const simAfter = rig.sim.counters();
+    const f = after.families;
+
+    // Records by tenant, entity and outcome match the run's own counts.
+    for (const key of ['contacts.created', 'invoices.created', 'invoices.skipped', 'payments.unlinked']) {
+      const [entity = '', outcome = ''] = key.split('.');
+      expect(sumOf(f, 'collections_sync_records_total', { tenant: 'acme', entity, outcome }), key).toBe(run.counts[key] ?? 0);
+    }
+    expect(run.counts['contacts.created']).toBe(120);
+    // Requests to the service: what the worker counted is what the simulator answered, and each has a latency.
+    const requests = sumOf(f, 'collections_sync_service_requests_total') - sumOf(before.families, 'collections_sync_service_requests_total');
+    expect(requests).toBe(apiRequests(simAfter) - apiRequests(simBefore));
+    expect(requests).toBeGreaterThan(120);
+    expect(sumOf(f, 'collections_sync_service_requests_total', { route: 'POST /contact', status: '200' })).toBe(120);
+    const latencyCount = sumOf(f, 'collections_sync_service_request_duration_seconds', {}, 'collections_sync_service_request_duration_seconds_count');
+    expect(latencyCount).toBe(sumOf(f, 'collections_sync_service_requests_total'));
+    // Jobs, runs, rotations.
+    expect(sumOf(f, 'collections_sync_jobs_total', { queue: 'sync', outcome: 'completed' }) - sumOf(before.families, 'collections_sync_jobs_total', { queue: 'sync', outcome: 'completed' })).toBe(1);
+    expect(sumOf(f, 'collections_sync_runs_total', { tenant: 'acme', outcome: 'succeeded' })).toBe(1);
+    expect(sumOf(f, 'collections_sync_run_duration_seconds', { tenant: 'acme' }, 'collections_sync_run_duration_seconds_count')).toBe(1);
+    expect(sumOf(f, 'collections_sync_token_rotations_total')).toBe(simAfter.tokensIssuedTotal);
+    expect(simAfter.tokensIssuedTotal).toBeGreaterThanOrEqual(1);
+    // Gauges refreshed at scrape time.
+    expect(f.get('collections_sync_queue_jobs')?.samples.some((s) => s.labels['queue'] === 'sync' && s.labels['state'] === 'waiting')).toBe(true);
+    expect(sumOf(f, 'collections_sync_cursor_lag_seconds', { tenant: 'acme', entity: 'contacts' })).toBeGreaterThan(0);
+
+    // An independent parser agrees on every counter and gauge series.
+    const other = parsePrometheusTextFormat(after.text).filter((x) => x.type === 'COUNTER' || x.type === 'GAUGE');
+    expect(other.length).toBeGreaterThanOrEqual(8);
+    for (const fam of other) {
+      const mine = f.get(fam.name);
+      expect(mine, fam.name).toBeDefined();
+      expect(fam.metrics.map((m) => Number(m.value)).reduce((a, b) => a + b, 0), fam.name).toBeCloseTo(sumOf(f, fam.name), 6);
+      expect(fam.metrics).toHaveLength(mine?.samples.length ?? -1);
+    }
+  });
+
+  it('answers /healthz and /readyz', async () => {
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true });
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    const body = (await ready.json()) as { ready: boolean; checks: Record<string, { ok: boolean }> };
+    expect(body.ready).toBe(true);
+    expect(body.checks['redis']?.ok).toBe(true);
+    expect(body.checks['workers']?.ok).toBe(true);
+  });
+
+  it("runs the image's HEALTHCHECK command against the ops port (0 when up, 1 when nothing listens)", async () => {
+    const dockerfile = await readFile(new URL('../../docker/Dockerfile', import.meta.url), 'utf8');
+    const m = /^HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile);
+    expect(m, 'a HEALTHCHECK ... CMD ["node", "-e", ...] in docker/Dockerfile').not.toBeNull();
+    const argv = JSON.parse(m?.[1] ?? '[]') as string[];
+    expect(argv.slice(0, 2)).toEqual(['node', '-e']);
+    const run = (port: number): Promise<number | null> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, argv.slice(1), { env: { ...process.env, OPS_PORT: String(port) }, stdio: 'ignore' });
+        child.once('error', reject);
+        child.once('exit', (code) => resolve(code));
+      });
+    expect(await run(Number(new URL(base).port))).toBe(0);
+    expect(await run(await freePort())).toBe(1);
+  });
+
+  it('the parser is strict: it refuses what the format forbids', () => {
+    const ok = '# TYPE a_total counter\na_total{x="1"} 3\n';
+    expect(parseExposition(ok).get('a_total')?.samples[0]?.value).toBe(3);
+    const bad = [
+      'garbage line here\n',
+      '# TYPE a_total counter\na_total{x="1" 3\n',
+      '# TYPE a_total counter\na_total{x="a\\q"} 3\n',
+      '# TYPE a_total counter\na_total 1\na_total 2\n',
+      '# TYPE a gauge\n# TYPE b gauge\na 1\nb 1\na{x="y"} 2\n',
+      '# TYPE a_total counter\na_total -1\n',
+      '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',
+      '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3\n',
+      '# TYPE a gauge\na 1',
+    ];
+    for (const text of bad) expect(() => parseExposition(text), JSON.stringify(text)).toThrow(ExpositionError);
+  });
+});
