@@ -86,6 +86,9 @@ export class FakeXero {
   readonly requests: ApiRequest[] = [];
   readonly violations: string[] = [];
   readonly tokenCalls: TokenCall[] = [];
+  /** Every refresh and access token issued, in order. */
+  readonly issuedRefresh: string[] = [];
+  readonly issuedAccess: string[] = [];
   apiUrl = '';
   tokenUrl = '';
   /** Most API calls in flight at once. */
@@ -129,6 +132,7 @@ export class FakeXero {
   issueRefreshToken(): string {
     const token = `rt-${randomBytes(16).toString('hex')}`;
     this.refresh.set(token, {});
+    this.issuedRefresh.push(token);
     return token;
   }
 
@@ -142,6 +146,12 @@ export class FakeXero {
     const m = new Map<string, number>();
     for (const c of this.tokenCalls) m.set(c.token, (m.get(c.token) ?? 0) + 1);
     return m;
+  }
+
+  /** This refresh token stops working (as if Xero lost it). */
+  revoke(token: string): void {
+    const rec = this.refresh.get(token);
+    if (rec) rec.revoked = true;
   }
 
   /** The connection is revoked: every refresh token of it stops working. */
@@ -319,6 +329,7 @@ export class FakeXero {
     const next = this.issueRefreshToken();
     rec.child = next;
     const accessToken = `at-${randomBytes(16).toString('hex')}`;
+    this.issuedAccess.push(accessToken);
     const ttl = this.options.accessTtlS ?? 1800;
     this.access.set(accessToken, now + ttl * 1000);
     send(res, 200, { access_token: accessToken, refresh_token: next, expires_in: ttl, token_type: 'Bearer', scope: 'accounting.transactions.read accounting.contacts.read offline_access' });
