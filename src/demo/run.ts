@@ -68,6 +68,10 @@ export interface DemoRunSummary {
 export interface DemoSummary {
   tenant: string;
   redis: 'spawned' | 'given';
+  /** The private redis-server's address (spawned only; stopped when the demo ends). */
+  redisUrl?: string;
+  /** The temp folder of the sample (removed when the demo ends). */
+  dataFolder: string;
   sample: { contacts: number; invoices: number; payments: number; badLines: number };
   changes: { renamed: number; paid: number; payments: number };
   runs: DemoRunSummary[];
@@ -225,6 +229,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     return {
       tenant: DEMO_TENANT,
       redis: redis.kind,
+      ...(redis.kind === 'spawned' ? { redisUrl: redis.url } : {}),
+      dataFolder: folder,
       sample: { contacts: sample.contacts.length, invoices: sample.invoices.length, payments: sample.payments.length - changes.payments.length, badLines: sample.bad.length },
       changes: { renamed: changes.renamed.length, paid: changes.paid.length, payments: changes.payments.length },
       runs: [full, incremental],
