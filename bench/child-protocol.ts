@@ -1,0 +1,25 @@
+/** Messages between the benchmark and its worker processes (IPC), checked on arrival. */
+import { z } from 'zod';
+
+export const parentCommandSchema = z.object({ cmd: z.enum(['stats', 'stop']) });
+export type ParentCommand = z.infer<typeof parentCommandSchema>;
+
+export const childStatsSchema = z.object({
+  event: z.literal('stats'),
+  pid: z.number(),
+  cpuUserUs: z.number(),
+  cpuSystemUs: z.number(),
+  /** Peak resident set size of the process so far (kB). */
+  maxRssKb: z.number(),
+  rssBytes: z.number(),
+  heapUsedBytes: z.number(),
+});
+export type ChildStats = z.infer<typeof childStatsSchema>;
+
+export const childMessageSchema = z.discriminatedUnion('event', [
+  z.object({ event: z.literal('ready'), pid: z.number() }),
+  z.object({ event: z.literal('stopped'), pid: z.number() }),
+  z.object({ event: z.literal('error'), pid: z.number(), message: z.string() }),
+  childStatsSchema,
+]);
+export type ChildMessage = z.infer<typeof childMessageSchema>;

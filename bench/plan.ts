@@ -1,0 +1,66 @@
+/** The benchmark's command line and the sizes of each section in quick and full mode. */
+import type { FairnessConfig } from './sections/fairness.js';
+import type { MemoryConfig } from './sections/memory.js';
+import type { ScaleOutConfig } from './sections/scale-out.js';
+import type { SyncConfig } from './sections/sync.js';
+import type { TokenConfig } from './sections/tokens.js';
+
+export const SECTIONS = ['sync', 'scaleOut', 'tokens', 'memory', 'fairness'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+export interface Args {
+  quick: boolean;
+  only: SectionName[] | undefined;
+}
+
+export function parseArgs(argv: string[]): Args {
+  let quick = false;
+  let only: SectionName[] | undefined;
+  for (let i = 0; i < argv.length; i += 1) {
+    const a = argv[i];
+    if (a === '--quick') quick = true;
+    else if (a === '--only' || a?.startsWith('--only=')) {
+      const list = a === '--only' ? argv[++i] : a.slice('--only='.length);
+      only = (list ?? '').split(',').map((s) => {
+        const name = SECTIONS.find((x) => x.toLowerCase() === s.trim().toLowerCase());
+        if (!name) throw new Error(`--only: unknown section "${s}" (sections: ${SECTIONS.join(', ')})`);
+        return name;
+      });
+    } else if (a === '--help' || a === '-h') {
+      process.stderr.write(`usage: npm run bench [-- --quick] [-- --only ${SECTIONS.join(',')}]\n`);
+      process.exit(0);
+    } else throw new Error(`unknown argument "${a}" (try --help)`);
+  }
+  return { quick, only };
+}
+
+export interface Plan {
+  /** What the mode takes on this machine (2 cores), stated up front. */
+  expected: string;
+  sync: SyncConfig;
+  scaleOut: ScaleOutConfig;
+  tokens: TokenConfig;
+  memory: MemoryConfig;
+  fairness: FairnessConfig;
+}
+
+export function plan(quick: boolean): Plan {
+  if (quick) {
+    return {
+      expected: 'about 2 minutes',
+      sync: { latencyMs: 20, concurrencies: [4, 16, 32], contactsPerSlot: 40, reference: 16 },
+      scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
+      tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
+      memory: { smallContacts: 100, factor: 50, syncConcurrency: 16 },
+      fairness: { latencyMs: 20, largeContacts: 1_000, smallContacts: 20, syncConcurrency: 8 },
+    };
+  }
+  return {
+    expected: 'about 10 minutes',
+    sync: { latencyMs: 20, concurrencies: [4, 16, 32, 64], contactsPerSlot: 100, reference: 16 },
+    scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
+    tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },
+    memory: { smallContacts: 400, factor: 50, syncConcurrency: 16 },
+    fairness: { latencyMs: 20, largeContacts: 4_000, smallContacts: 20, syncConcurrency: 8 },
+  };
+}

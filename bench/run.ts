@@ -1,0 +1,63 @@
+/**
+ * `npm run bench [-- --quick] [-- --only sync,tokens,...]`: the benchmark suite. Every figure is a ratio against
+ * an ideal measured in the same run (the simulator's latency, one process, a fixed token, the adapter alone),
+ * so load from other work on the machine largely cancels. Writes bench/reports/<date>-<mode>.json (and
+ * latest.json for --quick) and prints a short table.
+ */
+import { openBench } from './harness.js';
+import { parseArgs, plan, type SectionName } from './plan.js';
+import { machine, writeReport, type Report } from './report.js';
+import { printTable } from './table.js';
+import { runSyncSection } from './sections/sync.js';
+import { runScaleOutSection } from './sections/scale-out.js';
+import { runTokenSection } from './sections/tokens.js';
+import { runMemorySection } from './sections/memory.js';
+import { runFairnessSection } from './sections/fairness.js';
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const p = plan(args.quick);
+  const started = Date.now();
+  log(`collections-sync bench (${args.quick ? 'quick' : 'full'}; ${p.expected})`);
+  const bench = await openBench({ quick: args.quick, log });
+  const report: Report = { mode: args.quick ? 'quick' : 'full', startedAt: new Date(started).toISOString(), machine: await machine(), sections: {} };
+  const want = (s: SectionName): boolean => args.only === undefined || args.only.includes(s);
+  try {
+    if (want('sync')) {
+      log('sync: first-sync throughput, resyncs, where the time goes');
+      report.sections.sync = await runSyncSection(bench, p.sync);
+    }
+    if (want('scaleOut')) {
+      log('scale-out: worker processes on one Redis');
+      report.sections.scaleOut = await runScaleOutSection(bench, p.scaleOut);
+    }
+    if (want('tokens')) {
+      log('tokens: the gate against a fixed token; tokens issued against the minimum');
+      report.sections.tokens = await runTokenSection(bench, p.tokens);
+    }
+    if (want('memory')) {
+      log('memory: peak RSS of the worker, a data set and one 50x larger');
+      report.sections.memory = await runMemorySection(bench, p.memory);
+    }
+    if (want('fairness')) {
+      log('fairness: a small tenant while a large one backfills');
+      report.sections.fairness = await runFairnessSection(bench, p.fairness);
+    }
+  } finally {
+    await bench.close();
+  }
+  report.durationS = Math.round((Date.now() - started) / 1000);
+  const files = await writeReport(report, { latest: args.quick && args.only === undefined });
+  printTable(report);
+  log(`report: ${files.join(', ')} (${report.durationS} s)`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+/**
+ * Memory: the peak RSS of a fresh worker process through a file tenant's first sync, for a data set and one
+ * `factor` times larger. The adapter streams pages and state lives in Redis, so the peak should stay nearly
+ * flat (ideal ratio 1.0). No added latency: these runs also give the CPU-bound rate.
+ */
+import { join } from 'node:path';
+import { writeDataSet } from '../data.js';
+import { assertSucceeded, deploy, measure, runMs, type Bench } from '../harness.js';
+
+export interface MemoryConfig {
+  smallContacts: number;
+  factor: number;
+  syncConcurrency: number;
+}
+
+export interface MemoryRow {
+  records: number;
+  /** RSS once the worker was ready, before the run (MB). */
+  idleRssMb: number;
+  /** Peak RSS over the process's life, read after the run (MB). */
+  peakRssMb: number;
+  runMs: number;
+  recordsPerS: number;
+  workerCpuMsPerRecord: number;
+}
+
+export interface MemoryResult {
+  config: MemoryConfig;
+  small: MemoryRow;
+  large: MemoryRow;
+  /** large.peakRssMb / small.peakRssMb (ideal 1.0 while the data grows `factor` times). */
+  peakRatio: number;
+  /** Growth of the peak above idle, large over small. */
+  aboveIdleRatio: number;
+}
+
+const mb = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
+const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
+
+async function one(bench: Bench, cfg: MemoryConfig, name: string, contacts: number): Promise<MemoryRow> {
+  const folder = join(bench.root, `mem-${name}`);
+  const data = await writeDataSet(folder, { contacts, seed: 5, idPrefix: 'M' });
+  const tenant = `mem-${name}`;
+  const d = await deploy(bench, tenant, [{ id: tenant, folder }], 1, { SYNC_CONCURRENCY: String(cfg.syncConcurrency) });
+  try {
+    const idle = await d.workers[0]!.stats();
+    const m = await measure(bench, d.workers, () => d.sync(tenant, 'full'));
+    assertSucceeded(m.value, tenant);
+    const after = m.workerStats[0]!;
+    const ms = runMs(m.value);
+    const row: MemoryRow = {
+      records: data.records,
+      idleRssMb: mb(idle.rssBytes),
+      peakRssMb: mb(after.maxRssKb * 1024),
+      runMs: ms,
+      recordsPerS: round(data.records / (ms / 1000), 1),
+      workerCpuMsPerRecord: round(m.workerCpuMs / data.records),
+    };
+    bench.log(`  ${data.records} records: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb} MB), ${row.recordsPerS} records/s`);
+    return row;
+  } finally {
+    await d.close();
+  }
+}
+
+export async function runMemorySection(bench: Bench, cfg: MemoryConfig): Promise<MemoryResult> {
+  bench.sim.setFaults({ latencyMs: 0, jitterMs: 0, rateLimitPerSecond: null });
+  const small = await one(bench, cfg, 'small', cfg.smallContacts);
+  const large = await one(bench, cfg, 'large', cfg.smallContacts * cfg.factor);
+  return {
+    config: cfg,
+    small,
+    large,
+    peakRatio: round(large.peakRssMb / small.peakRssMb, 2),
+    aboveIdleRatio: round(Math.max(0.1, large.peakRssMb - large.idleRssMb) / Math.max(0.1, small.peakRssMb - small.idleRssMb), 2),
+  };
+}

@@ -1,0 +1,57 @@
+/** The short table printed after a run: one line per figure, measured against its ideal. */
+import type { Report } from './report.js';
+
+type Row = [figure: string, measured: string, ideal: string, ratio: string];
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+export function tableRows(report: Report): Row[] {
+  const rows: Row[] = [];
+  const { sync, scaleOut, tokens, memory, fairness } = report.sections;
+  if (sync) {
+    for (const f of sync.firstSync) {
+      rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
+    }
+    const u = sync.resync.unchanged;
+    rows.push(['resync unchanged: writes', n(u.writes), '0', u.writes === 0 ? 'ideal' : n(u.writes)]);
+    rows.push(['resync unchanged: examined', `${n(u.examinedPerS)} rec/s`, `${n(u.rawReadPerS)} rec/s (raw read)`, pct(u.fractionOfRawRead)]);
+    const t = sync.resync.tenthChanged;
+    rows.push(['resync a tenth changed', `${n(t.writes)} writes / ${n(t.changed)} changed`, '1.00 per changed', n(t.writesPerChanged, 2)]);
+    const p = sync.profile;
+    rows.push([`per record (c=${sync.config.reference}): worker CPU`, `${n(p.workerCpuMsPerRecord, 2)} ms`, '', '']);
+    rows.push(['per record: Redis commands run', `${n(p.redisCommandsPerRecord, 1)} (${n(p.redisScriptCallsPerRecord, 1)} scripts)`, '', '']);
+    const top = Object.entries(sync.sources.byKind).slice(0, 4).map(([k, v]) => `${k} ${n(v, 2)}`).join(', ');
+    rows.push(['per record: Redis commands sent', `${n(sync.sources.sentPerRecord, 2)} (${top})`, '', '']);
+    rows.push(['per record: Redis CPU / simulator CPU', `${n(p.redisCpuMsPerRecord, 2)} / ${n(p.simulatorCpuMsPerRecord, 2)} ms`, '', '']);
+    rows.push(['per record: HTTP requests', n(p.httpRequestsPerRecord, 2), '', '']);
+  }
+  if (scaleOut) {
+    for (const r of scaleOut.rows) {
+      rows.push([`scale-out, ${r.processes} process(es)`, `${n(r.recordsPerS)} rec/s, x${n(r.speedUp, 2)}`, `x${r.idealSpeedUp}`, pct(r.efficiency)]);
+    }
+  }
+  if (tokens) {
+    for (const g of tokens.gateCost) {
+      rows.push([`token gate vs fixed token, ${g.latencyMs} ms`, `${n(g.gatePerS)} vs ${n(g.fixedPerS)} req/s`, g.idealPerS === null ? 'fixed token' : `${n(g.idealPerS)} req/s`, pct(g.ratio)]);
+    }
+    const s = tokens.sustained;
+    rows.push([`tokens issued, ${tokens.config.lifetimeMs / 1000} s tokens, ${Math.round(s.durationMs / 1000)} s`, `${s.tokensIssued} (${s.failed} failed, ${s.unauthorized} 401s)`, `${s.minimum}`, `x${n(s.issuedPerMinimum, 2)}`]);
+  }
+  if (memory) {
+    rows.push([`peak RSS, ${n(memory.small.records)} records`, `${n(memory.small.peakRssMb)} MB`, '', '']);
+    rows.push([`peak RSS, ${n(memory.large.records)} records (x${memory.config.factor})`, `${n(memory.large.peakRssMb)} MB`, `${n(memory.small.peakRssMb)} MB (flat)`, `x${n(memory.peakRatio, 2)}`]);
+  }
+  if (fairness) {
+    rows.push(['small tenant during a backfill', `${n(fairness.duringBackfillMs)} ms`, `${n(fairness.aloneMs)} ms (alone)`, `x${n(fairness.ratio, 2)}`]);
+  }
+  return rows;
+}
+
+export function printTable(report: Report): void {
+  const rows: Row[] = [['figure', 'measured', 'ideal', 'ratio'], ...tableRows(report)];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: Row): string => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  process.stdout.write(`${line(rows[0]!)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
+  for (const r of rows.slice(1)) process.stdout.write(`${line(r)}\n`);
+}

@@ -1,0 +1,57 @@
+/**
+ * The worker process of the benchmark: the same composition as `collections-sync worker` (createApp +
+ * startWorker, metrics on, configuration from the environment and TENANTS_FILE), except that schedules are
+ * not upserted (a scheduler with `every` fires at once, which would start runs the benchmark did not ask for)
+ * and there is no ops port. Started with `fork` (IPC): it sends `{ event: 'ready' }`, answers
+ * `{ cmd: 'stats' }` with its CPU time and peak RSS, and closes on `{ cmd: 'stop' }`.
+ */
+import { createApp } from '../src/app.js';
+import { loadEnv } from '../src/config/env.js';
+import { loadTenants } from '../src/config/tenants.js';
+import { createLogger } from '../src/logger.js';
+import { createMetrics } from '../src/ops/metrics.js';
+import { startWorker } from '../src/worker.js';
+import { parentCommandSchema, type ChildMessage } from './child-protocol.js';
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+function stats(): ChildMessage {
+  const cpu = process.cpuUsage();
+  const usage = process.resourceUsage();
+  const mem = process.memoryUsage();
+  return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed };
+}
+
+async function main(): Promise<void> {
+  const env = loadEnv();
+  const tenants = await loadTenants(env.TENANTS_FILE);
+  const logger = createLogger({ level: env.LOG_LEVEL });
+  const app = await createApp({ env, tenants, logger, role: 'worker', metrics: createMetrics() });
+  const worker = await startWorker(app, { schedules: false, opsPort: -1 });
+  for (const w of worker.workers) await w.waitUntilReady();
+
+  let stopping = false;
+  process.on('message', (raw: unknown) => {
+    const parsed = parentCommandSchema.safeParse(raw);
+    if (!parsed.success) return;
+    if (parsed.data.cmd === 'stats') {
+      send(stats());
+      return;
+    }
+    if (stopping) return;
+    stopping = true;
+    void (async () => {
+      await worker.close(10_000);
+      await app.close();
+      process.send?.({ event: 'stopped', pid: process.pid } satisfies ChildMessage, () => process.exit(0));
+    })();
+  });
+  send({ event: 'ready', pid: process.pid });
+}
+
+main().catch((err: unknown) => {
+  send({ event: 'error', pid: process.pid, message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  setTimeout(() => process.exit(1), 100);
+});

@@ -1,0 +1,84 @@
+/**
+ * Worker processes for the benchmark (bench/worker-child.ts under tsx, one per `spawnBenchWorker`), with
+ * their CPU time and peak RSS read over IPC.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { childMessageSchema, type ChildMessage, type ChildStats, type ParentCommand } from './child-protocol.js';
+
+const SCRIPT = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+
+export interface BenchWorker {
+  readonly pid: number;
+  stats(): Promise<ChildStats>;
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** Starts a worker process with `env` on top of the benchmark's environment; resolves once it is ready. */
+export async function spawnBenchWorker(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<BenchWorker> {
+  const child: ChildProcess = fork(SCRIPT, [], {
+    // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when it stops (to see where the time goes).
+    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [])],
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let out = '';
+  const keep = (d: Buffer): void => void (out = (out + d.toString()).slice(-20_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const waiters: ((m: ChildMessage) => boolean)[] = [];
+  child.on('message', (raw: unknown) => {
+    const parsed = childMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    for (let i = 0; i < waiters.length; i += 1) {
+      if (waiters[i]?.(parsed.data)) {
+        waiters.splice(i, 1);
+        return;
+      }
+    }
+  });
+  const next = <E extends ChildMessage['event']>(event: E, timeoutMs: number): Promise<Extract<ChildMessage, { event: E }>> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`worker ${child.pid}: no "${event}" within ${timeoutMs} ms\n${out.slice(-3000)}`)), timeoutMs);
+      const onExit = (): void => reject(new Error(`worker ${child.pid} exited before "${event}"\n${out.slice(-3000)}`));
+      void exited.then(onExit);
+      waiters.push((m) => {
+        if (m.event === 'error') {
+          clearTimeout(timer);
+          reject(new Error(`worker ${child.pid} failed: ${m.message}`));
+          return true;
+        }
+        if (m.event !== event) return false;
+        clearTimeout(timer);
+        resolve(m as Extract<ChildMessage, { event: E }>);
+        return true;
+      });
+    });
+  const command = (c: ParentCommand): void => void child.send(c);
+
+  await next('ready', readyTimeoutMs);
+  const pid = child.pid ?? -1;
+  return {
+    pid,
+    output: () => out,
+    async stats() {
+      const answer = next('stats', 10_000);
+      command({ cmd: 'stats' });
+      return answer;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      command({ cmd: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU time (ms) between two stats of one process. */
+export function cpuMsBetween(a: ChildStats, b: ChildStats): number {
+  return (b.cpuUserUs - a.cpuUserUs + (b.cpuSystemUs - a.cpuSystemUs)) / 1000;
+}
