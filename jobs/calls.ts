@@ -17,27 +17,23 @@ import { DelayedError, UnrecoverableError, type Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
+  CampaignRun,
   campaignIdSchema,
   callOverridesSchema,
   createCallStores,
-  describeHold,
   FINAL_STATUSES,
   makePlan,
+  NotSent,
   overdueCriteriaSchema,
   PlanError,
-  requestBody,
   resolveSettings,
-  type CallLedger,
-  type CallSettings,
   type CampaignMeta,
   type CampaignStore,
-  type EntryRecord,
-  type LedgerHold,
   type PlanSource,
-  type RequestRecord,
   type Target,
+  type Verdict,
 } from '../src/calls/index.js';
-import type { CallResult, CollectionsClient } from '../src/collections/client.js';
+import type { CollectionsClient } from '../src/collections/client.js';
 import { AbortedError, AmbiguousError, AuthError, CollectionsError, RateLimitedError, TransientError, ValidationError } from '../src/collections/errors.js';
 import { uuid } from '../src/collections/schemas.js';
 import { tenantIdSchema, type TenantConfig } from '../src/config/tenants.js';
@@ -131,15 +127,6 @@ export interface CampaignSummary {
   skipped: number;
 }
 
-/** Thrown when a request certainly did not reach the service and may be tried again by a later attempt. */
-class NotSent extends Error {
-  constructor(readonly original: CollectionsError) {
-    super(original.message, { cause: original });
-  }
-}
-
-type Verdict = { kind: 'unknown' | 'failed' | 'retry'; code: string; message: string };
-
 /** What a failed call request means for the numbers in it. */
 export function verdictOf(err: unknown): Verdict {
   if (!(err instanceof CollectionsError)) return { kind: 'unknown', code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) };
@@ -151,18 +138,6 @@ export function verdictOf(err: unknown): Verdict {
     return { kind: 'failed', ...base, message: `${err.message} [${err.detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; ')}]` };
   }
   return { kind: 'failed', ...base };
-}
-
-const bulkAnswer = z.looseObject({ calls: z.array(z.looseObject({ uuid: z.string(), numberToCall: z.string() })) });
-const singleAnswer = z.looseObject({ uuid: z.string() });
-
-function callUuids(result: CallResult, numbers: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  const bulk = bulkAnswer.safeParse(result.body);
-  if (bulk.success) for (const c of bulk.data.calls) out.set(c.numberToCall, c.uuid);
-  const single = singleAnswer.safeParse(result.body);
-  if (single.success && numbers[0] !== undefined) out.set(numbers[0], single.data.uuid);
-  return out;
 }
 
 export function createCallsProcessor(deps: CallsProcessorDeps) {
@@ -245,7 +220,7 @@ export function createCallsProcessor(deps: CallsProcessorDeps) {
       const settings = meta.settings;
       if (!settings) throw new Error(`campaign ${id} has a plan but no settings`);
 
-      const run = new CampaignRun({ store, ledger, client, tenant: tenant.id, id, settings, owner: lock.owner, log });
+      const run = new CampaignRun({ store, ledger, client, classify: verdictOf, tenant: tenant.id, id, settings, owner: lock.owner, log });
       let outcome: 'done' | 'cancelled' | 'stopped';
       try {
         outcome = await run.all({
@@ -257,9 +232,9 @@ export function createCallsProcessor(deps: CallsProcessorDeps) {
       } catch (err) {
         if (!(err instanceof NotSent)) throw err;
         const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-        if (!last) throw err.original;
-        await run.failRest(`gave up after ${job.attemptsMade + 1} attempts: ${err.message}`);
-        return await fail(store, id, `gave up after ${job.attemptsMade + 1} attempts: ${err.message}`);
+        if (!last) throw err.original instanceof Error ? err.original : err;
+        await run.failRest(`gave up after ${job.attemptsMade + 1} attempt(s): ${err.message}`);
+        return await fail(store, id, `gave up after ${job.attemptsMade + 1} attempt(s): ${err.message}`);
       }
       if (outcome === 'stopped') {
         log.info('shutting down: the campaign stops between requests and is picked up again');
@@ -301,150 +276,4 @@ async function summarise(store: CampaignStore, id: string): Promise<CampaignSumm
     cooldown: r.counts.cooldown,
     skipped: r.counts.skipped,
   };
-}
-
-interface RunDeps {
-  store: CampaignStore;
-  ledger: CallLedger;
-  client: CollectionsClient;
-  tenant: string;
-  id: string;
-  settings: CallSettings;
-  owner: string;
-  log: Logger;
-}
-
-/** The requests of one campaign, run in order by the lock holder. */
-class CampaignRun {
-  constructor(private readonly d: RunDeps) {}
-
-  /** Runs every request still to run; `shouldStop` is asked before each (true: stop for a shutdown). */
-  async all(o: { shouldStop: () => boolean }): Promise<'done' | 'cancelled' | 'stopped'> {
-    const requests = await this.d.store.requests(this.d.id);
-    for (const [i, rec] of requests.entries()) {
-      if (rec.state === 'sending') await this.recover(rec);
-      if (rec.state !== 'planned') continue;
-      if (await this.d.store.isCancelled(this.d.id)) {
-        await this.close(requests.slice(i), 'cancelled', 'the campaign was cancelled before this request');
-        return 'cancelled';
-      }
-      if (o.shouldStop()) return 'stopped';
-      await this.send(rec);
-    }
-    return 'done';
-  }
-
-  /** The last attempt failed: every request still planned fails and its reservations are freed. */
-  async failRest(reason: string): Promise<void> {
-    await this.close(await this.d.store.requests(this.d.id), 'failed', reason);
-  }
-
-  private async close(requests: RequestRecord[], state: 'cancelled' | 'failed', reason: string): Promise<void> {
-    const now = Date.now();
-    for (const rec of requests) {
-      if (rec.state !== 'planned') continue;
-      if (!(await this.d.store.transition(this.d.id, 'planned', { ...rec, state, updatedAt: now, ...(state === 'failed' ? { error: { code: 'CALLS_GAVE_UP', message: reason } } : {}) }))) continue;
-      const entries = (await this.entriesOf(rec)).filter((e) => e.state === 'planned');
-      await this.d.ledger.release(this.d.tenant, this.d.id, rec.index, entries.map((e) => e.number));
-      await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state, reason, at: now })));
-    }
-  }
-
-  private async entriesOf(rec: RequestRecord): Promise<EntryRecord[]> {
-    if (rec.contacts) return this.d.store.entries(this.d.id, rec.contacts.map((c) => c.numberToCall));
-    return (await this.d.store.entries(this.d.id)).filter((e) => e.request === rec.index);
-  }
-
-  /** A request left in `sending` by an earlier run: it may have gone out, so it is never sent again. */
-  private async recover(rec: RequestRecord): Promise<void> {
-    const sent = rec.sent ?? [];
-    const entries = await this.d.store.entries(this.d.id, sent);
-    const open = entries.filter((e) => e.state === 'planned');
-    const now = Date.now();
-    if (open.length === 0 && entries.some((e) => e.state === 'called')) {
-      // The earlier run recorded the answer but stopped before closing the request.
-      await this.d.ledger.called(this.d.tenant, this.d.id, rec.index, sent);
-      await this.d.store.putRequest(this.d.id, { ...rec, state: 'sent', updatedAt: now });
-      rec.state = 'sent';
-      return;
-    }
-    const reason = 'the campaign stopped while this request was being sent: it may have gone out';
-    await this.unknown(rec, open.map((e) => e.number), open, { code: 'CALLS_INTERRUPTED', message: reason }, now);
-    rec.state = 'unknown';
-  }
-
-  private async send(rec: RequestRecord): Promise<void> {
-    const { store, ledger, tenant, id, log } = this.d;
-    const entries = (await this.entriesOf(rec)).filter((e) => e.state === 'planned');
-    const reserved = await ledger.reserve(tenant, id, rec.index, entries.map((e) => e.number));
-    const now = Date.now();
-    const refused = new Map<string, LedgerHold | undefined>();
-    for (const r of reserved) if (!r.ok) refused.set(r.number, r.holder);
-    if (refused.size > 0) {
-      const held = entries.filter((e) => refused.has(e.number));
-      await store.putEntries(id, held.map((e) => ({ ...e, state: 'cooldown' as const, reason: describeHold(refused.get(e.number)), at: now })));
-      log.info({ request: rec.index, refused: refused.size }, 'numbers called recently (or being called) left out');
-    }
-    const going = entries.filter((e) => !refused.has(e.number));
-    const numbers = going.map((e) => e.number);
-    if (going.length === 0) {
-      await store.transition(id, 'planned', { ...rec, state: 'skipped', sent: [], updatedAt: now });
-      return;
-    }
-    let body: { kind: 'bulk'; value: Parameters<CollectionsClient['bulkCall']>[0] } | { kind: 'single'; value: { contactUuid: string } };
-    if (rec.contactUuid !== undefined) body = { kind: 'single', value: { contactUuid: rec.contactUuid } };
-    else {
-      const keep = new Set(numbers);
-      const checked = requestBody((rec.contacts ?? []).filter((c) => keep.has(c.numberToCall)), this.d.settings);
-      if (!checked.ok) {
-        await this.failed(rec, numbers, going, { code: 'COLLECTIONS_REJECTED', message: `refused locally: ${checked.problem}` }, now);
-        return;
-      }
-      body = { kind: 'bulk', value: checked.body };
-    }
-    const sending: RequestRecord = { ...rec, state: 'sending', sent: numbers, owner: this.d.owner, updatedAt: now };
-    if (!(await store.transition(id, 'planned', sending))) return;
-
-    let result: CallResult;
-    try {
-      result = body.kind === 'bulk' ? await this.d.client.bulkCall(body.value) : await this.d.client.call(body.value);
-    } catch (err) {
-      const v = verdictOf(err);
-      const at = Date.now();
-      if (v.kind === 'retry' && err instanceof CollectionsError) {
-        await store.transition(id, 'sending', { ...rec, state: 'planned', updatedAt: at });
-        throw new NotSent(err);
-      }
-      if (v.kind === 'unknown') {
-        log.warn({ request: rec.index, numbers: numbers.length, code: v.code }, 'call request outcome unknown: marked for an operator, never retried');
-        await this.unknown(sending, numbers, going, v, at);
-      } else {
-        log.warn({ request: rec.index, numbers: numbers.length, code: v.code, err: v.message }, 'call request failed: numbers released');
-        await this.failed(sending, numbers, going, v, at);
-      }
-      return;
-    }
-    const at = Date.now();
-    const uuids = callUuids(result, numbers);
-    await store.putEntries(id, going.map((e) => {
-      const callUuid = uuids.get(e.number);
-      return { ...e, state: 'called' as const, at, ...(callUuid !== undefined ? { callUuid } : {}) };
-    }));
-    await ledger.called(tenant, id, rec.index, numbers, at);
-    await store.putRequest(id, { ...sending, state: 'sent', updatedAt: at });
-    log.info({ request: rec.index, numbers: numbers.length, status: result.status }, 'call request sent');
-  }
-
-  private async unknown(rec: RequestRecord, numbers: string[], entries: EntryRecord[], v: { code: string; message: string }, at: number): Promise<void> {
-    await this.d.ledger.unknown(this.d.tenant, this.d.id, rec.index, numbers, at);
-    await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'unknown' as const, reason: v.message, at })));
-    await this.d.store.addUnknown(this.d.tenant, this.d.id, numbers);
-    await this.d.store.putRequest(this.d.id, { ...rec, state: 'unknown', error: { code: v.code, message: v.message }, updatedAt: at });
-  }
-
-  private async failed(rec: RequestRecord, numbers: string[], entries: EntryRecord[], v: { code: string; message: string }, at: number): Promise<void> {
-    await this.d.ledger.release(this.d.tenant, this.d.id, rec.index, numbers);
-    await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'failed' as const, reason: v.message, at })));
-    await this.d.store.putRequest(this.d.id, { ...rec, state: 'failed', error: { code: v.code, message: v.message }, updatedAt: at });
-  }
 }

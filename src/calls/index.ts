@@ -14,6 +14,7 @@ export { resolveSettings, requestBody, planRequests, chunk, DEFAULT_CURRENCY, ty
 export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
 export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';
 export { makePlan, PlanError, type Plan, type PlanSource, type PlannerDeps, type ServiceContact } from './planner.js';
+export { CampaignRun, NotSent, type RunDeps, type Verdict } from './run.js';
 export { formatReport, exitCodeOfReport } from './report.js';
 export { resolveUnknown, waitForCampaign, OperatorError, CampaignWaitTimeout, type Resolution } from './operator.js';
 

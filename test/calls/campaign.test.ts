@@ -156,6 +156,30 @@ describe('call campaigns against the simulator', () => {
     expect(later.counts).toMatchObject({ cooldown: 1, called: 0 });
   });
 
+  it('a request that certainly did not reach the service is tried again by the job; on the last attempt the rest fails and is freed', async () => {
+    const add = async (list: string, attempts: number) => {
+      const campaignId = newCampaignId('cmp');
+      const parsed = parseCallList(list, 'csv', { tenant: 'acme', campaignId, region: 'SA' });
+      const data = { tenantId: 'acme', campaignId, source: { kind: 'list' as const }, requestedAt: Date.now() };
+      await calls.store.create({ id: campaignId, tenant: 'acme', source: 'list', dryRun: false, createdAt: data.requestedAt, status: 'queued' }, parsed.targets);
+      await rig.app.queues.calls.add(CALL_JOBS.campaign.name, data, { jobId: `calls.${campaignId}`, attempts, backoff: { type: 'fixed', delay: 200 } });
+      await waitForCampaign(calls.store, campaignId, { timeoutMs: 30_000, pollMs: 50 });
+      return (await calls.store.report(campaignId))!;
+    };
+    // 503s outlast the client's own retries (HTTP_RETRIES 4): the first attempt ends, the second calls.
+    rig.sim.setFaults({ script: [{ route: BULK, fault: '503', count: 5 }] });
+    const retried = await add('number\n0546000001\n', 2);
+    expect(retried.counts).toMatchObject({ called: 1, failed: 0, unknown: 0 });
+    expect(storedCalls('+966546000001')).toHaveLength(1);
+
+    rig.sim.setFaults({ script: [{ route: BULK, fault: '503', count: 5 }] });
+    const gaveUp = await add('number\n0546000002\n', 1);
+    expect(gaveUp.campaign).toMatchObject({ status: 'failed', error: expect.stringContaining('gave up after 1 attempt(s)') as unknown });
+    expect(gaveUp.counts).toMatchObject({ failed: 1, called: 0 });
+    expect(storedCalls('+966546000002')).toHaveLength(0);
+    expect((await calls.ledger.peek('acme', ['+966546000002'])).size).toBe(0);
+  });
+
   it('a cancelled campaign stops before its next request and frees the numbers it did not call', async () => {
     const list = `number\n${['01', '02', '03', '04'].map((n) => `05440000${n}`).join('\n')}\n`;
     const campaignId = newCampaignId('cmp');
