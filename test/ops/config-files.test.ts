@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { dashboardEnvSchema } from '../../src/cli/commands/dashboard.js';
+import { envSchema, loadEnv } from '../../src/config/env.js';
+import { parseTenants } from '../../src/config/tenants.js';
+
+const read = (path: string): Promise<string> => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+/** KEY=value lines of a dotenv file, in order (comments and blank lines skipped). */
+function dotenv(text: string): [string, string][] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
+    .map((l) => {
+      const i = l.indexOf('=');
+      if (i <= 0) throw new Error(`not KEY=value: ${l}`);
+      return [l.slice(0, i), l.slice(i + 1)];
+    });
+}
+
+describe('.env.example', () => {
+  it("lists every key of the environment schema, in the schema's order, each with its default and a purpose", async () => {
+    const text = await read('.env.example');
+    const pairs = dotenv(text);
+    const schemaKeys = Object.keys(envSchema.shape);
+    const appKeys = pairs.map(([k]) => k).filter((k) => schemaKeys.includes(k));
+    expect(appKeys).toEqual(schemaKeys);
+    // Each value shown is the default: loading the file gives exactly what loading nothing gives.
+    expect(loadEnv(Object.fromEntries(pairs))).toEqual(loadEnv({}));
+    // Each key has a comment line right above it.
+    const lines = text.split('\n');
+    for (const key of schemaKeys) {
+      const at = lines.findIndex((l) => l.startsWith(`${key}=`));
+      expect(lines[at - 1]?.startsWith('# '), key).toBe(true);
+    }
+    // The rest are the dashboard's, which parse with its schema once a password is set.
+    const rest = Object.fromEntries(pairs.filter(([k]) => !schemaKeys.includes(k)));
+    expect(Object.keys(rest).sort()).toEqual(Object.keys(dashboardEnvSchema.shape).sort());
+    expect(dashboardEnvSchema.safeParse({ ...rest, DASHBOARD_PASSWORD: '' }).success).toBe(false);
+    expect(dashboardEnvSchema.parse({ ...rest, DASHBOARD_PASSWORD: 'a-long-enough-one' }).DASHBOARD_PORT).toBe(3000);
+  });
+});
+
+const serviceSchema = z.looseObject({
+  image: z.string().optional(),
+  command: z.array(z.string()).optional(),
+  profiles: z.array(z.string()).optional(),
+  volumes: z.array(z.string()).optional(),
+  environment: z.record(z.string(), z.string()).optional(),
+  stop_grace_period: z.string().optional(),
+});
+const composeSchema = z.looseObject({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()) });
+
+describe('docker/compose.yaml', () => {
+  it('runs Redis with AOF and noeviction on a volume, the worker by default, the simulator and dashboard by profile', async () => {
+    const compose = composeSchema.parse(parseYaml(await read('docker/compose.yaml'), { merge: true }));
+    const { redis, worker, simulator, sample, dashboard } = compose.services;
+    expect(redis?.command?.join(' ')).toMatch(/--appendonly yes --appendfsync everysec --maxmemory-policy noeviction/);
+    expect(redis?.volumes).toContain('redis-data:/data');
+    expect(worker?.profiles).toBeUndefined();
+    expect(worker?.command).toEqual(['worker', '--ops-host', '0.0.0.0']);
+    expect(worker?.environment?.['TENANTS_FILE']).toBe('/config/tenants.json');
+    // The grace period covers the worker's own shutdown deadline.
+    const graceS = Number(/^(\d+)s$/.exec(worker?.stop_grace_period ?? '')?.[1]);
+    expect(graceS * 1000).toBeGreaterThan(loadEnv({}).SHUTDOWN_TIMEOUT_MS);
+    expect(simulator?.profiles).toEqual(['simulator']);
+    expect(simulator?.command?.slice(0, 3)).toEqual(['simulator', '--host', '0.0.0.0']);
+    expect(sample?.command).toEqual(['demo', '--write-sample', '/sample']);
+    expect(dashboard?.profiles).toEqual(['dashboard']);
+    expect(dashboard?.command?.[0]).toBe('dashboard');
+    // Every app service runs the one image.
+    for (const s of [worker, simulator, sample, dashboard]) expect(s?.image).toBe(worker?.image);
+  });
+
+  it("ships a tenants example that works with the simulator profile's client and sample folder", async () => {
+    const compose = composeSchema.parse(parseYaml(await read('docker/compose.yaml'), { merge: true }));
+    const clients = compose.services['simulator']?.command?.at(-1) ?? '';
+    const tenants = parseTenants(await read('docker/tenants/simulator.example.json'), {});
+    const t = tenants.tenants[0];
+    expect(`${t?.collections.clientId}:${t?.collections.clientSecret.reveal()}`).toBe(clients);
+    expect(t?.collections.baseUrl).toBe('http://simulator:4010/api-service/v1');
+    expect(t?.platform).toEqual({ kind: 'file', path: '/sample' });
+    expect(compose.services['worker']?.volumes).toContain('sample:/sample:ro');
+  });
+});
