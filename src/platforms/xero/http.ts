@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import type { XeroAuth } from './oauth.js';
+import type { AccessToken, XeroAuth } from './oauth.js';
 import { describe, type LimitScope, type XeroRateLimiter } from './rate-limiter.js';
 
 export interface XeroHttpSettings {
@@ -74,10 +74,21 @@ export class XeroHttp {
     let refreshedAfter401 = false;
     for (;;) {
       signal?.throwIfAborted();
+      // The token first: a refresh (or a wait for another process's) must not hold one of the 5 in-flight leases.
+      let access: AccessToken;
+      try {
+        access = await this.options.auth.accessToken(rejected);
+      } catch (err) {
+        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE') throw err;
+        failures += 1;
+        if (failures > this.settings.retries) throw err;
+        this.options.logger?.warn({ path, failures, reason: err.message }, 'xero: retrying the token');
+        await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
+        continue;
+      }
       const lease = await this.options.limiter.acquire(signal);
       let retryReason: PlatformError;
       try {
-        const access = await this.options.auth.accessToken(rejected);
         const deadline = AbortSignal.timeout(this.settings.requestTimeoutMs);
         let res: Dispatcher.ResponseData;
         let text: string;
