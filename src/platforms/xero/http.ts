@@ -68,7 +68,8 @@ export class XeroHttp {
   }
 
   async get(path: string, query: URLSearchParams, headers: Record<string, string>, signal?: AbortSignal): Promise<XeroGetResult> {
-    const url = `${this.options.apiUrl}${path}?${query.toString()}`;
+    // Spaces as %20 (`order=UpdatedDateUTC%20ASC`), not form-encoding's `+`; a literal `+` is already %2B.
+    const url = `${this.options.apiUrl}${path}?${query.toString().replace(/\+/g, '%20')}`;
     let failures = 0;
     let rejected: number | undefined;
     let refreshedAfter401 = false;
