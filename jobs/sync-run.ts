@@ -91,6 +91,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         },
         abort,
         runStartedAt,
+        AbortSignal.any([keepAlive.signal, ...(signal ? [signal] : [])]),
       );
       log.info({ mode: data.mode, resumed: resume !== undefined }, 'sync run started');
       try {

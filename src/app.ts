@@ -61,7 +61,10 @@ function authMetricsOf(metrics: Metrics | undefined): AuthMetrics | undefined {
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { env, logger, metrics } = options;
-  const redis = await connectRedis(createRedis(env.REDIS_URL, options.role), env.REDIS_URL);
+  const redis = await connectRedis(createRedis(env.REDIS_URL, options.role), env.REDIS_URL, {
+    waitMs: options.role === 'worker' ? 60_000 : 0,
+    onRetry: (err) => logger.warn({ err: err.message }, 'waiting for Redis'),
+  });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueues(redis, env.KEY_PREFIX, logger);
   const stores = createStateStores(redis, env.KEY_PREFIX);

@@ -19,15 +19,26 @@ export function createRedis(url: string, role: 'worker' | 'producer', extra: Red
   return client;
 }
 
-/** Connects, or throws an error that names the address (never a password). */
-export async function connectRedis(client: Redis, url: string): Promise<Redis> {
-  try {
-    await client.connect();
-    await client.ping();
-    return client;
-  } catch (err) {
-    client.disconnect();
-    const safe = url.replace(/\/\/[^@/]*@/, '//***@');
-    throw new Error(`cannot reach Redis at ${safe}: ${(err as Error).message}`, { cause: err });
+/**
+ * Connects, or throws an error that names the address (never a password). With `waitMs`, keeps trying that
+ * long first (a worker that starts while Redis restarts waits for it instead of exiting).
+ */
+export async function connectRedis(client: Redis, url: string, options: { waitMs?: number; onRetry?: (err: Error) => void } = {}): Promise<Redis> {
+  const deadline = Date.now() + (options.waitMs ?? 0);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await client.connect();
+      await client.ping();
+      return client;
+    } catch (err) {
+      if (Date.now() < deadline) {
+        options.onRetry?.(err as Error);
+        await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+        continue;
+      }
+      client.disconnect();
+      const safe = url.replace(/\/\/[^@/]*@/, '//***@');
+      throw new Error(`cannot reach Redis at ${safe}: ${(err as Error).message}`, { cause: err });
+    }
   }
 }

@@ -54,8 +54,20 @@ describe('exactly once under crashes, restarts and service faults', () => {
     await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
     await writeNdjson(join(folder, 'invoices.ndjson'), data.invoices);
     await writeNdjson(join(folder, 'payments.ndjson'), data.payments);
-    sim = await startSimulator({ clients: [{ clientId: 'client-acme', clientSecret: 'secret-acme-x9' }], faults: { latencyMs: 8, jitterMs: 4 } });
-    await writeFile(join(folder, 'tenants.json'), tenantsJson([{ id: 'acme', platform: { kind: 'file', path: folder } }]));
+    sim = await startSimulator({
+      clients: [
+        { clientId: 'client-acme', clientSecret: 'secret-acme-x9' },
+        { clientId: 'client-beta', clientSecret: 'secret-beta-x9' },
+      ],
+      faults: { latencyMs: 8, jitterMs: 4 },
+    });
+    await writeFile(
+      join(folder, 'tenants.json'),
+      tenantsJson([
+        { id: 'acme', platform: { kind: 'file', path: folder } },
+        { id: 'beta', platform: { kind: 'file', path: folder } },
+      ]),
+    );
     conn = new Redis(redis.url, { maxRetriesPerRequest: null });
     conn.on('error', () => undefined);
     queue = new Queue(QUEUES.sync, { connection: conn, prefix });
@@ -122,4 +134,27 @@ describe('exactly once under crashes, restarts and service faults', () => {
     expect((faults['drop'] ?? 0) + (faults['reset'] ?? 0)).toBeGreaterThan(0);
     await worker.stop();
   }, 240_000);
+
+  it('stops on SIGTERM at a page boundary within the deadline; the next worker finishes the run', async () => {
+    const stores = createStateStores(conn, prefix);
+    const { requestedAt } = await requestSync(queue, 'beta', 'full', { trigger: 'test' });
+    const worker = start();
+    // SIGTERM once the run is under way (some records pushed).
+    for (let i = 0; i < 300; i += 1) {
+      const r = (await stores.runs.recent('beta', 1))[0];
+      if ((r?.counts['created'] ?? 0) > 50) break;
+      await sleep(100);
+    }
+    const stopping = Date.now();
+    await worker.stop();
+    expect(worker.process.exitCode, worker.output()).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(15_000);
+    const unfinished = (await stores.runs.recent('beta', 1))[0];
+    expect(unfinished?.outcome, 'the run was interrupted, not finished').toBeUndefined();
+    const next = start();
+    const run = await waitForRun(stores.runs, 'beta', { mode: 'full', requestedAt, timeoutMs: 120_000 });
+    expect(run.outcome).toBe('succeeded');
+    expectExactlyOnce(sim, 'client-beta', data);
+    await next.stop();
+  }, 180_000);
 });
