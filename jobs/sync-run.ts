@@ -8,7 +8,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { CollectionsClient } from '../src/collections/client.js';
 import type { TenantConfig } from '../src/config/tenants.js';
 import type { Logger } from '../src/logger.js';
-import { PlatformRateLimitedError, type PlatformAdapter } from '../src/platforms/types.js';
+import { PlatformError, PlatformRateLimitedError, type PlatformAdapter } from '../src/platforms/types.js';
 import type { StateStores } from '../src/state/index.js';
 import type { TenantFlags } from '../src/state/flags.js';
 import type { RecordCache } from '../src/state/record-cache.js';
@@ -117,13 +117,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           throw new DelayedError();
         }
         const message = err instanceof Error ? err.message : String(err);
-        const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        // A platform error that says retrying cannot help (a revoked connection) ends the run now.
+        const hopeless = err instanceof PlatformError && !err.retryable;
+        const last = hopeless || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (last) {
           await deps.stores.runs.finish(tenant.id, runId, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors: [...ctx.errors, message] });
           await deps.stores.cursors.clearCheckpoint(tenant.id);
           deps.metrics?.run(tenant.id, 'failed', (Date.now() - started) / 1000);
         }
         log.error({ err: message, attempt: job.attemptsMade + 1 }, 'sync run failed');
+        if (hopeless) throw new UnrecoverableError(message);
         throw err;
       }
       const outcome = (ctx.counts['deadLettered'] ?? 0) + (ctx.counts['badRecords'] ?? 0) > 0 ? 'partial' : 'succeeded';
