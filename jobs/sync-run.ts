@@ -70,10 +70,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const checkpoint = await deps.stores.cursors.getCheckpoint(tenant.id);
       const resume = checkpoint && checkpoint.runId === runId ? (checkpoint.data as RunCheckpoint) : undefined;
       if (checkpoint && !resume) await deps.stores.cursors.clearCheckpoint(tenant.id);
-      if (!resume) {
+      // A run keeps its first start time across attempts (a rescheduled or resumed run is the same run).
+      const existing = await deps.stores.runs.get(tenant.id, runId);
+      if (!existing) {
         await deps.stores.runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt });
       }
-      const runStartedAt = resume ? ((await deps.stores.runs.get(tenant.id, runId))?.startedAt ?? started) : started;
+      const runStartedAt = existing?.startedAt ?? started;
       const ctx = new RunContext(
         tenant.id,
         runId,

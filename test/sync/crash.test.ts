@@ -93,6 +93,7 @@ describe('exactly once under crashes, restarts and service faults', () => {
       JOB_LOCK_MS: '2000',
       HTTP_REQUEST_TIMEOUT_MS: '8000',
       HTTP_HEADERS_TIMEOUT_MS: '2000',
+      SHUTDOWN_TIMEOUT_MS: '10000',
     });
     workers.push(w);
     return w;
@@ -148,7 +149,7 @@ describe('exactly once under crashes, restarts and service faults', () => {
     const stopping = Date.now();
     await worker.stop();
     expect(worker.process.exitCode, worker.output()).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(15_000);
+    expect(Date.now() - stopping).toBeLessThan(25_000);
     const unfinished = (await stores.runs.recent('beta', 1))[0];
     expect(unfinished?.outcome, 'the run was interrupted, not finished').toBeUndefined();
     const next = start();
