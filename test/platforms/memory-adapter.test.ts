@@ -127,8 +127,8 @@ describe('createAdapter', () => {
     expect(createAdapter(tenants({ kind: 'file', path: '/nonexistent' }), { logger: silent })).toBeInstanceOf(FileAdapter);
   });
 
-  it('says clearly that xero is not available yet', () => {
+  it('says clearly what a xero tenant needs when its encryption key is missing', () => {
     const xero = tenants({ kind: 'xero', clientId: 'x', clientSecret: '${SECRET}', refreshToken: '${SECRET}', xeroTenantId: 't' });
-    expect(() => createAdapter(xero, { logger: silent })).toThrow(/"xero" is not available yet/);
+    expect(() => createAdapter(xero, { logger: silent })).toThrow(/needs PLATFORM_TOKEN_KEY/);
   });
 });
