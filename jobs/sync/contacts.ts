@@ -8,49 +8,70 @@ import { AmbiguousError, NotFoundError } from '../../src/collections/errors.js';
 import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas.js';
 import { contentHash, mapContact } from '../../src/mapping/index.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
+import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { CachedContact } from '../../src/state/record-cache.js';
 import type { RunContext } from './context.js';
 import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
 
 const MAX_CREATE_ATTEMPTS = 3;
 
+/**
+ * What a create knows of its intent before it starts: begun by this page (`begun`), found from an earlier
+ * interrupted create (`earlier`: look it up first), or unknown (`read` it first).
+ */
+type IntentPrior = { kind: 'begun' } | { kind: 'earlier'; intent: Intent } | { kind: 'read' };
+
 /** Pushes one page of contact records; resolves when every record is pushed, skipped or dead-lettered. */
 export async function pushContacts(ctx: RunContext, records: ContactRecord[]): Promise<void> {
   const { stores, cache } = ctx.services;
   const ids = records.map((r) => r.id);
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
+  const mappings = records.map((rec) => mapContact(rec));
+  // The intents of the page's new contacts, begun in one round trip before any of their POSTs is queued.
+  const fresh = new Map<string, IntentEntry>();
+  const at = Date.now();
+  records.forEach((rec, i) => {
+    const m = mappings[i];
+    if (m?.ok && states.get(rec.id)?.uuid === undefined && !fresh.has(rec.id)) fresh.set(rec.id, { platformId: rec.id, name: m.body.name, at, runId: ctx.runId });
+  });
+  const earlier = await stores.intents.beginMany(ctx.tenant, [...fresh.values()]);
   const cached: CachedContact[] = [];
   const pushed: string[] = [];
 
   await Promise.all(
-    records.map((rec) =>
+    records.map((rec, i) =>
       ctx.serialized('contacts', rec.id, async (waited) => {
         let state = states.get(rec.id);
+        let prior: IntentPrior = { kind: 'read' };
         if (waited) state = await stores.records.get(ctx.tenant, 'contacts', rec.id);
-        const mapping = mapContact(rec);
+        else if (fresh.has(rec.id)) {
+          const found = earlier.get(rec.id);
+          prior = found ? { kind: 'earlier', intent: found } : { kind: 'begun' };
+        }
+        const mapping = mappings[i] ?? mapContact(rec);
         if (!mapping.ok) {
           await deadLetter(ctx, 'contacts', rec.id, mapping.reason, 'MAPPING_REJECTED', rec);
           return;
         }
         const hash = contentHash(mapping.body);
-        let uuid = state?.uuid;
-        if (uuid !== undefined && state?.hash === hash) {
+        const known = state?.uuid;
+        if (known !== undefined && state?.hash === hash) {
           ctx.count('contacts', 'skipped');
-          cached.push(project(rec, uuid));
+          cached.push(project(rec, known));
           return;
         }
+        let pushedAs: { uuid: string; viaIntent: boolean };
         try {
-          uuid = uuid !== undefined ? await update(ctx, rec, mapping.body, uuid) : await create(ctx, rec, mapping.body);
+          pushedAs = known !== undefined ? await update(ctx, rec, mapping.body, known) : { uuid: await create(ctx, rec, mapping.body, prior), viaIntent: true };
         } catch (err) {
           await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
           return;
         }
-        await stores.records.setMany(ctx.tenant, 'contacts', [{ id: rec.id, uuid, hash }]);
-        // Only now that the mapping is stored may the intent go: a crash before this line leaves the intent,
-        // and the next attempt adopts the contact instead of creating a second one.
-        if (state?.uuid === undefined) await stores.intents.end(ctx.tenant, [rec.id]);
+        // The intent ends in the same atomic write as the mapping, never before it: a crash before this write
+        // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
+        await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash }, { endIntent: pushedAs.viaIntent });
         pushed.push(rec.id);
-        cached.push(project(rec, uuid));
+        cached.push(project(rec, pushedAs.uuid));
       }),
     ),
   );
@@ -69,30 +90,32 @@ function project(rec: ContactRecord, uuid: string): CachedContact {
   return c;
 }
 
-async function update(ctx: RunContext, rec: ContactRecord, body: ContactCreate, uuid: string): Promise<string> {
+async function update(ctx: RunContext, rec: ContactRecord, body: ContactCreate, uuid: string): Promise<{ uuid: string; viaIntent: boolean }> {
   const { role: _role, ...rest } = body;
   const payload: ContactUpdate = { ...rest, uuid };
   try {
     await ctx.request(() => ctx.services.client.updateContact(payload, { signal: ctx.signal }));
     ctx.count('contacts', 'updated');
-    return uuid;
+    return { uuid, viaIntent: false };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
     // The mapped contact is gone from the service (removed by hand): forget the mapping and create it again.
     ctx.services.logger.warn({ tenant: ctx.tenant, platformId: rec.id }, 'mapped contact not found in the service; creating it again');
-    return create(ctx, rec, body);
+    return { uuid: await create(ctx, rec, body, { kind: 'read' }), viaIntent: true };
   }
 }
 
-async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate): Promise<string> {
+async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate, prior: IntentPrior): Promise<string> {
   const { intents } = ctx.services.stores;
-  const earlier = await intents.get(ctx.tenant, rec.id);
+  const earlier = prior.kind === 'earlier' ? prior.intent : prior.kind === 'read' ? await intents.get(ctx.tenant, rec.id) : undefined;
   if (earlier) {
     const found = await lookUp(ctx, earlier.name, rec.id);
     if (found) return adopt(ctx, rec.id, found);
   }
   for (let attempt = 1; ; attempt += 1) {
-    await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
+    // The intent begun for this page holds for the first attempt; a lookup that found nothing, or another
+    // attempt, writes a new one (with this attempt's name and time) before the POST.
+    if (attempt > 1 || prior.kind !== 'begun') await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
     try {
       const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.signal }));
       ctx.count('contacts', 'created');

@@ -1,7 +1,7 @@
 /**
  * What one sync run carries through its phases: the tenant's client, adapter and stores, the pool that
- * bounds requests in flight, the counts, and the per-record serializer that stops two pages from pushing
- * the same platform record at once.
+ * bounds requests in flight, the batched writer of record state, the counts, and the per-record serializer
+ * that stops two pages from pushing the same platform record at once.
  */
 import type { CollectionsClient } from '../../src/collections/client.js';
 import type { Entity } from '../../src/glossary.js';
@@ -12,6 +12,7 @@ import type { RecordCache } from '../../src/state/record-cache.js';
 import type { TenantFlags } from '../../src/state/flags.js';
 import type { SyncMode } from '../registry.js';
 import type { Pool } from './pool.js';
+import { DEFAULT_STATE_WRITER, StateWriter } from './state-writer.js';
 
 export interface SyncSettings {
   /** Records asked of the adapter per page. */
@@ -45,6 +46,8 @@ export class RunContext {
   readonly counts: Record<string, number> = {};
   readonly errors: string[] = [];
   readonly unlinkedPayments: string[] = [];
+  /** Record state (mappings, hashes, ends of intents) written in batches; see StateWriter. */
+  readonly writer: StateWriter;
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -55,7 +58,9 @@ export class RunContext {
     readonly signal: AbortSignal,
     /** When the run began (the first attempt's start, for a resumed run). */
     readonly startedAt: number = Date.now(),
-  ) {}
+  ) {
+    this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
+  }
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {
     if (n === 0) return;

@@ -95,7 +95,7 @@ export async function pushOne(
     return undefined;
   }
   ctx.count('invoices', knownUuid === undefined ? 'created' : 'updated');
-  await ctx.services.stores.records.setMany(ctx.tenant, 'invoices', [{ id: rec.id, uuid, hash }]);
+  await ctx.writer.set('invoices', { id: rec.id, uuid, hash });
   return { uuid, outstanding };
 }
 

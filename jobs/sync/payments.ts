@@ -20,6 +20,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
   );
   const states = await stores.records.getMany(ctx.tenant, 'payments', records.map((r) => r.id));
   const touchedInvoices = new Set<string>();
+  const updated: string[] = [];
 
   await Promise.all(
     records.map((rec) =>
@@ -41,7 +42,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
             ctx.count('payments', 'unlinked');
             if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
           } else ctx.count('payments', 'skipped');
-          await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, hash }]);
+          await ctx.writer.set('payments', { id: rec.id, hash });
           return;
         }
         try {
@@ -51,18 +52,19 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
             ctx.count('payments', 'unlinked');
             ctx.note(`payments ${rec.id}: the service has no payment ${uuid}`);
             if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
-            await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, hash }]);
+            await ctx.writer.set('payments', { id: rec.id, hash });
             return;
           }
           await deadLetterIfRejected(ctx, 'payments', rec.id, rec, err);
           return;
         }
         ctx.count('payments', 'updated');
-        await stores.records.setMany(ctx.tenant, 'payments', [{ id: rec.id, uuid, hash }]);
-        await stores.deadLetters.remove(ctx.tenant, [{ entity: 'payments', platformId: rec.id }]);
+        await ctx.writer.set('payments', { id: rec.id, uuid, hash });
+        updated.push(rec.id);
       }),
     ),
   );
+  if (updated.length > 0) await stores.deadLetters.remove(ctx.tenant, updated.map((id) => ({ entity: 'payments' as const, platformId: id })));
   await refreshInvoices(ctx, [...touchedInvoices]);
 }
 

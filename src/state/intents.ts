@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
+import { LuaScript } from './script.js';
 import { hgetallPairs, parseJson } from './stored.js';
 
 export const intentSchema = z.object({
@@ -17,6 +18,24 @@ export type Intent = z.infer<typeof intentSchema>;
 export interface IntentEntry extends Intent {
   platformId: string;
 }
+
+/**
+ * Begins the intents of ids that have none; an intent already there is left as it was and returned (its name
+ * is the one a lookup must use). ARGV: id, value pairs. Returns id, old value pairs of the intents found.
+ */
+const BEGIN_MANY = new LuaScript(`
+local found = {}
+for i = 1, #ARGV, 2 do
+  local old = redis.call('HGET', KEYS[1], ARGV[i])
+  if old then
+    found[#found + 1] = ARGV[i]
+    found[#found + 1] = old
+  else
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+end
+return found
+`);
 
 export class IntentStore {
   constructor(
@@ -30,6 +49,26 @@ export class IntentStore {
 
   async begin(tenant: string, platformId: string, info: Intent): Promise<void> {
     await this.redis.hset(this.key(tenant), platformId, JSON.stringify(intentSchema.parse(info)));
+  }
+
+  /**
+   * Begins an intent for each entry whose id has none (one atomic script: one round trip for a page of
+   * creates). Returns the intents that already existed, untouched: a create interrupted earlier, to be looked
+   * up before anything is created again.
+   */
+  async beginMany(tenant: string, entries: readonly IntentEntry[]): Promise<Map<string, Intent>> {
+    const out = new Map<string, Intent>();
+    if (entries.length === 0) return out;
+    const args: string[] = [];
+    for (const { platformId, ...info } of entries) args.push(platformId, JSON.stringify(intentSchema.parse(info)));
+    const k = this.key(tenant);
+    const reply = await BEGIN_MANY.run(this.redis, [k], args);
+    if (!Array.isArray(reply)) throw new Error(`intents beginMany: unexpected reply from ${k}`);
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const id = String(reply[i]);
+      out.set(id, parseJson(intentSchema, String(reply[i + 1]), k, id));
+    }
+    return out;
   }
 
   async get(tenant: string, platformId: string): Promise<Intent | undefined> {

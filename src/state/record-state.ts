@@ -29,36 +29,51 @@ export interface RecordStateEntry extends RecordState {
 
 /**
  * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
- * Entries for the same id within one call apply in order. ARGV: id, uuid, hash triples ('' = keep).
+ * Entries for the same id within one call apply in order. ARGV: id, uuid, hash triples ('' = keep), then (with
+ * KEYS[2], the tenant's intents) the ids whose intents end once the mapping is written.
  */
-const SET_MANY = new LuaScript(`${LUA_HELPERS}
+const setManySource = (endIntents: boolean): string => `${LUA_HELPERS}
+local triples = ${endIntents ? 'tonumber(ARGV[1])' : '#ARGV / 3'}
+local base = ${endIntents ? '1' : '0'}
 local fields = {}
-for i = 1, #ARGV, 3 do fields[#fields + 1] = ARGV[i] end
-local current = chunked('HMGET', KEYS[1], fields)
+for i = 1, triples do fields[#fields + 1] = ARGV[base + 3 * i - 2] end
 local merged, order = {}, {}
-for i = 1, #fields do
-  local id = fields[i]
-  local old = merged[id]
-  if old == nil then
-    old = current[i] or '|'
-    order[#order + 1] = id
+if #fields > 0 then
+  local current = chunked('HMGET', KEYS[1], fields)
+  for i = 1, #fields do
+    local id = fields[i]
+    local old = merged[id]
+    if old == nil then
+      old = current[i] or '|'
+      order[#order + 1] = id
+    end
+    local bar = string.find(old, '|', 1, true)
+    if not bar then corrupt(KEYS[1], id) end
+    local uuid, hash = string.sub(old, 1, bar - 1), string.sub(old, bar + 1)
+    local newUuid, newHash = ARGV[base + 3 * i - 1], ARGV[base + 3 * i]
+    if newUuid ~= '' then uuid = newUuid end
+    if newHash ~= '' then hash = newHash end
+    merged[id] = uuid .. '|' .. hash
   end
-  local bar = string.find(old, '|', 1, true)
-  if not bar then corrupt(KEYS[1], id) end
-  local uuid, hash = string.sub(old, 1, bar - 1), string.sub(old, bar + 1)
-  local newUuid, newHash = ARGV[3 * i - 1], ARGV[3 * i]
-  if newUuid ~= '' then uuid = newUuid end
-  if newHash ~= '' then hash = newHash end
-  merged[id] = uuid .. '|' .. hash
+  local flat = {}
+  for _, id in ipairs(order) do
+    flat[#flat + 1] = id
+    flat[#flat + 1] = merged[id]
+  end
+  chunked('HSET', KEYS[1], flat, 2)
 end
-local flat = {}
-for _, id in ipairs(order) do
-  flat[#flat + 1] = id
-  flat[#flat + 1] = merged[id]
-end
-chunked('HSET', KEYS[1], flat, 2)
+${
+  endIntents
+    ? `local ended = {}
+for i = base + 3 * triples + 1, #ARGV do ended[#ended + 1] = ARGV[i] end
+if #ended > 0 then chunked('HDEL', KEYS[2], ended) end`
+    : ''
+}
 return #order
-`);
+`;
+const SET_MANY = new LuaScript(setManySource(false));
+/** The same, and then the given intents end: in one atomic step, so an intent never ends before its mapping. */
+const SET_MANY_END_INTENTS = new LuaScript(setManySource(true));
 
 /** Drops the hash side of the given fields, keeping the uuid; a field left empty is deleted. */
 const STRIP_HASHES = new LuaScript(`${LUA_HELPERS}
@@ -104,14 +119,23 @@ export class RecordStateStore {
     return raw === null ? undefined : parseValue(recordStateSchema, raw, k, id);
   }
 
-  /** Merging write (Lua, atomic, one round trip): a hash keeps the stored uuid and vice versa. */
-  async setMany(tenant: string, entity: Entity, entries: readonly RecordStateEntry[]): Promise<void> {
+  /**
+   * Merging write (Lua, atomic, one round trip): a hash keeps the stored uuid and vice versa. With
+   * `endIntents` (contacts created through the intent protocol), those intents end in the same atomic step,
+   * after the mappings are written: a crash can never leave an ended intent without its mapping.
+   */
+  async setMany(tenant: string, entity: Entity, entries: readonly RecordStateEntry[], options: { endIntents?: readonly string[] } = {}): Promise<void> {
     const args: string[] = [];
     for (const e of entries) {
       if (e.uuid === undefined && e.hash === undefined) continue;
       if (e.uuid?.includes('|')) throw new Error(`uuid of ${entity} ${e.id} contains "|"`);
       if (e.uuid === '' || e.hash === '') throw new Error(`empty uuid or hash for ${entity} ${e.id}`);
       args.push(e.id, e.uuid ?? '', e.hash ?? '');
+    }
+    const ending = options.endIntents ?? [];
+    if (ending.length > 0) {
+      await SET_MANY_END_INTENTS.run(this.redis, [this.key(tenant, entity), stateKey(this.prefix, 'intents', tenant)], [args.length / 3, ...args, ...ending]);
+      return;
     }
     if (args.length === 0) return;
     await SET_MANY.run(this.redis, [this.key(tenant, entity)], args);
