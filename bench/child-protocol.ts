@@ -12,6 +12,7 @@ export const childStatsSchema = z.object({
   /** Peak resident set size of the process so far (kB). */
   maxRssKb: z.number(),
   rssBytes: z.number(),
+  /** After a full collection: the live heap. */
   heapUsedBytes: z.number(),
 });
 export type ChildStats = z.infer<typeof childStatsSchema>;

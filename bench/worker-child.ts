@@ -3,7 +3,8 @@
  * startWorker, metrics on, configuration from the environment and TENANTS_FILE), except that schedules are
  * not upserted (a scheduler with `every` fires at once, which would start runs the benchmark did not ask for)
  * and there is no ops port. Started with `fork` (IPC): it sends `{ event: 'ready' }`, answers
- * `{ cmd: 'stats' }` with its CPU time and peak RSS, and closes on `{ cmd: 'stop' }`.
+ * `{ cmd: 'stats' }` with its CPU time (read before the collection), peak RSS and live heap (after a full
+ * collection), and closes on `{ cmd: 'stop' }`.
  */
 import { createApp } from '../src/app.js';
 import { loadEnv } from '../src/config/env.js';
@@ -20,6 +21,8 @@ function send(message: ChildMessage): void {
 function stats(): ChildMessage {
   const cpu = process.cpuUsage();
   const usage = process.resourceUsage();
+  // Started with --expose-gc: a full collection first, so heapUsed is the live heap, not garbage not yet collected.
+  (globalThis as { gc?: () => void }).gc?.();
   const mem = process.memoryUsage();
   return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed };
 }

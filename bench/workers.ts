@@ -19,7 +19,7 @@ export interface BenchWorker {
 export async function spawnBenchWorker(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<BenchWorker> {
   const child: ChildProcess = fork(SCRIPT, [], {
     // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when it stops (to see where the time goes).
-    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [])],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [])],
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

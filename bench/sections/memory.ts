@@ -1,7 +1,9 @@
 /**
  * Memory: the peak RSS of a fresh worker process through a file tenant's first sync, for a data set and one
  * `factor` times larger. The adapter streams pages and state lives in Redis, so the peak should stay nearly
- * flat (ideal ratio 1.0). No added latency: these runs also give the CPU-bound rate.
+ * flat (ideal ratio 1.0). The peak also follows V8's heap sizing, which lets the heap grow with the allocation
+ * rate, so the live heap after a full collection is reported beside it. No added latency: these runs also give
+ * the CPU-bound rate.
  */
 import { join } from 'node:path';
 import { writeDataSet } from '../data.js';
@@ -19,6 +21,8 @@ export interface MemoryRow {
   idleRssMb: number;
   /** Peak RSS over the process's life, read after the run (MB). */
   peakRssMb: number;
+  /** Live heap after the run and a full collection (MB): what the process still holds. */
+  liveHeapMb: number;
   runMs: number;
   recordsPerS: number;
   workerCpuMsPerRecord: number;
@@ -32,6 +36,8 @@ export interface MemoryResult {
   peakRatio: number;
   /** Growth of the peak above idle, large over small. */
   aboveIdleRatio: number;
+  /** large.liveHeapMb / small.liveHeapMb: nothing kept per record (ideal 1.0). */
+  liveHeapRatio: number;
 }
 
 const mb = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -52,11 +58,12 @@ async function one(bench: Bench, cfg: MemoryConfig, name: string, contacts: numb
       records: data.records,
       idleRssMb: mb(idle.rssBytes),
       peakRssMb: mb(after.maxRssKb * 1024),
+      liveHeapMb: mb(after.heapUsedBytes),
       runMs: ms,
       recordsPerS: round(data.records / (ms / 1000), 1),
       workerCpuMsPerRecord: round(m.workerCpuMs / data.records),
     };
-    bench.log(`  ${data.records} records: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb} MB), ${row.recordsPerS} records/s`);
+    bench.log(`  ${data.records} records: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb} MB), live heap after ${row.liveHeapMb} MB, ${row.recordsPerS} records/s`);
     return row;
   } finally {
     await d.close();
@@ -73,5 +80,6 @@ export async function runMemorySection(bench: Bench, cfg: MemoryConfig): Promise
     large,
     peakRatio: round(large.peakRssMb / small.peakRssMb, 2),
     aboveIdleRatio: round(Math.max(0.1, large.peakRssMb - large.idleRssMb) / Math.max(0.1, small.peakRssMb - small.idleRssMb), 2),
+    liveHeapRatio: round(large.liveHeapMb / small.liveHeapMb, 2),
   };
 }
