@@ -4,7 +4,7 @@
  * intent without a mapping (a crash, or an answer lost after the service committed) looks the contact up by
  * name, matches it on extPlatformId and adopts it instead of creating a second one.
  */
-import { AmbiguousError, NotFoundError } from '../../src/collections/errors.js';
+import { AmbiguousError, AuthError, NotFoundError, RateLimitedError, ValidationError } from '../../src/collections/errors.js';
 import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas.js';
 import { contentHash, mapContact } from '../../src/mapping/index.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
@@ -94,7 +94,7 @@ async function update(ctx: RunContext, rec: ContactRecord, body: ContactCreate, 
   const { role: _role, ...rest } = body;
   const payload: ContactUpdate = { ...rest, uuid };
   try {
-    await ctx.request(() => ctx.services.client.updateContact(payload, { signal: ctx.signal }));
+    await ctx.request(() => ctx.services.client.updateContact(payload, { signal: ctx.requestSignal }));
     ctx.count('contacts', 'updated');
     return { uuid, viaIntent: false };
   } catch (err) {
@@ -117,15 +117,17 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate, 
     // attempt, writes a new one (with this attempt's name and time) before the POST.
     if (attempt > 1 || prior.kind !== 'begun') await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
     try {
-      const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.signal }));
+      const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.requestSignal }));
       ctx.count('contacts', 'created');
       return created.uuid;
     } catch (err) {
-      // Any other failure was answered by the service, so nothing was created: the intent is moot.
-      if (!(err instanceof AmbiguousError)) {
+      // Refused before anything was created (422, 401, 404, 429): the intent is moot. Anything else (ambiguous,
+      // aborted, a network error) may have created the contact: the intent stays, and the next attempt looks first.
+      if (definitelyNotCreated(err)) {
         await intents.end(ctx.tenant, [rec.id]);
         throw err;
       }
+      if (!(err instanceof AmbiguousError)) throw err;
       // The write may have happened: look before trying again. The intent stays until we know.
       await sleep(ctx.services.settings.ambiguousRecheckMs, ctx.signal);
       const found = await lookUp(ctx, body.name, rec.id);
@@ -133,6 +135,10 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate, 
       if (attempt >= MAX_CREATE_ATTEMPTS) throw err;
     }
   }
+}
+
+function definitelyNotCreated(err: unknown): boolean {
+  return err instanceof ValidationError || err instanceof AuthError || err instanceof NotFoundError || err instanceof RateLimitedError;
 }
 
 async function adopt(ctx: RunContext, _platformId: string, uuid: string): Promise<string> {
@@ -143,7 +149,7 @@ async function adopt(ctx: RunContext, _platformId: string, uuid: string): Promis
 /** Finds the service contact created for `platformId` (GET /contact filtered by name, matched on extPlatformId). */
 async function lookUp(ctx: RunContext, name: string, platformId: string): Promise<string | undefined> {
   return ctx.request(async () => {
-    for await (const contact of ctx.services.client.listAllContacts({ name: name.slice(0, 255) }, { signal: ctx.signal })) {
+    for await (const contact of ctx.services.client.listAllContacts({ name: name.slice(0, 255) }, { signal: ctx.requestSignal })) {
       if (contact.extPlatformId === platformId) return contact.uuid;
     }
     return undefined;

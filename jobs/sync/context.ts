@@ -55,9 +55,15 @@ export class RunContext {
     readonly runId: string,
     readonly mode: SyncMode,
     readonly services: RunServices,
+    /** Stop: no new record or request starts once it is aborted (shutdown, lost run lock, cancelled job). */
     readonly signal: AbortSignal,
     /** When the run began (the first attempt's start, for a resumed run). */
     readonly startedAt: number = Date.now(),
+    /**
+     * Cancels requests already in flight: only when another worker may take the run over (the run lock was
+     * lost). A shutdown lets requests in flight finish, so their answers (and new uuids) are not lost.
+     */
+    readonly requestSignal: AbortSignal = signal,
   ) {
     this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
   }
@@ -96,7 +102,10 @@ export class RunContext {
 
   /** One request slot of the run's pool. */
   async request<T>(fn: () => Promise<T>): Promise<T> {
-    return this.services.pool.run(fn);
+    return this.services.pool.run(async () => {
+      this.signal.throwIfAborted();
+      return fn();
+    });
   }
 
   throwIfAborted(): void {

@@ -101,12 +101,12 @@ export async function pushOne(
 
 async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
   try {
-    return (await ctx.request(() => ctx.services.client.upsertInvoice(body, { signal: ctx.signal }))).uuid;
+    return (await ctx.request(() => ctx.services.client.upsertInvoice(body, { signal: ctx.requestSignal }))).uuid;
   } catch (err) {
     if (!(err instanceof NotFoundError) || body.uuid === undefined) throw err;
     // Our uuid is unknown to the service (removed by hand): let it match on extPlatformId or create anew.
     const { uuid: _gone, ...rest } = body;
-    return (await ctx.request(() => ctx.services.client.upsertInvoice(rest, { signal: ctx.signal }))).uuid;
+    return (await ctx.request(() => ctx.services.client.upsertInvoice(rest, { signal: ctx.requestSignal }))).uuid;
   }
 }
 

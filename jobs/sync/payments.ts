@@ -46,7 +46,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
           return;
         }
         try {
-          await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.signal }));
+          await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.requestSignal }));
         } catch (err) {
           if (err instanceof NotFoundError) {
             ctx.count('payments', 'unlinked');

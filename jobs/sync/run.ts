@@ -212,7 +212,7 @@ async function adoptExisting(ctx: RunContext): Promise<void> {
     batch = [];
   };
   await ctx.request(async () => {
-    for await (const contact of client.listAllContacts({}, { signal: ctx.signal })) {
+    for await (const contact of client.listAllContacts({}, { signal: ctx.requestSignal })) {
       const ext = contact.extPlatformId;
       if (ext === null || ext === undefined || ext === '' || seen.has(ext)) continue;
       seen.add(ext);
