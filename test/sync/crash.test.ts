@@ -61,13 +61,7 @@ describe('exactly once under crashes, restarts and service faults', () => {
       ],
       faults: { latencyMs: 8, jitterMs: 4 },
     });
-    await writeFile(
-      join(folder, 'tenants.json'),
-      tenantsJson([
-        { id: 'acme', platform: { kind: 'file', path: folder } },
-        { id: 'beta', platform: { kind: 'file', path: folder } },
-      ]),
-    );
+    await writeFile(join(folder, 'tenants.json'), tenantsJson([{ id: 'acme', platform: { kind: 'file', path: folder } }]));
     conn = new Redis(redis.url, { maxRetriesPerRequest: null });
     conn.on('error', () => undefined);
     queue = new Queue(QUEUES.sync, { connection: conn, prefix });
@@ -138,9 +132,16 @@ describe('exactly once under crashes, restarts and service faults', () => {
 
   it('stops on SIGTERM at a page boundary within the deadline; the next worker finishes the run', async () => {
     const stores = createStateStores(conn, prefix);
+    // A new tenant: the worker starts its scheduled first runs and ours; one of them is under way when SIGTERM comes.
+    await writeFile(
+      join(folder, 'tenants.json'),
+      tenantsJson([
+        { id: 'acme', platform: { kind: 'file', path: folder } },
+        { id: 'beta', platform: { kind: 'file', path: folder } },
+      ]),
+    );
     const { requestedAt } = await requestSync(queue, 'beta', 'full', { trigger: 'test' });
     const worker = start();
-    // SIGTERM once the run is under way (some records pushed).
     for (let i = 0; i < 300; i += 1) {
       const r = (await stores.runs.recent('beta', 1))[0];
       if ((r?.counts['created'] ?? 0) > 50) break;
