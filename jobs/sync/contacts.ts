@@ -25,6 +25,7 @@ type IntentPrior = { kind: 'begun' } | { kind: 'earlier'; intent: Intent } | { k
 export async function pushContacts(ctx: RunContext, records: ContactRecord[]): Promise<void> {
   const { stores, cache } = ctx.services;
   const ids = records.map((r) => r.id);
+  const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
   const mappings = records.map((rec) => mapContact(rec));
   // The intents of the page's new contacts, begun in one round trip before any of their POSTs is queued.
@@ -40,7 +41,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
 
   await Promise.all(
     records.map((rec, i) =>
-      ctx.serialized('contacts', rec.id, async (waited) => {
+      ctx.serialized('contacts', rec.id, snapshot, async (waited) => {
         let state = states.get(rec.id);
         let prior: IntentPrior = { kind: 'read' };
         if (waited) state = await stores.records.get(ctx.tenant, 'contacts', rec.id);

@@ -49,6 +49,8 @@ export class RunContext {
   /** Record state (mappings, hashes, ends of intents) written in batches; see StateWriter. */
   readonly writer: StateWriter;
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly ended = new Map<string, number>();
+  private seq = 0;
 
   constructor(
     readonly tenant: string,
@@ -80,23 +82,38 @@ export class RunContext {
     if (this.errors.length < 200) this.errors.push(error);
   }
 
+  /** A point in the run's sequence: take it before reading records' state, pass it to `serialized`. */
+  snapshot(): number {
+    this.seq += 1;
+    return this.seq;
+  }
+
   /**
    * Runs `task` for one platform record after any earlier task for the same record has ended, so a record
    * that appears twice in one listing (an export with an updated line appended) is never pushed twice at
-   * once. Returns whether it had to wait (then the caller re-reads that record's state).
+   * once. `waited` tells the task that the state it read in a batch at `snapshot` may be stale (an earlier
+   * task for this record was under way, or ended after the snapshot): it must read that record's state again.
    */
-  async serialized<T>(entity: Entity, id: string, task: (waited: boolean) => Promise<T>): Promise<T> {
+  async serialized<T>(entity: Entity, id: string, snapshot: number, task: (waited: boolean) => Promise<T>): Promise<T> {
     const k = `${entity}\u0000${id}`;
     const before = this.inFlight.get(k);
+    const endedAfterSnapshot = (this.ended.get(k) ?? 0) > snapshot;
     const run = (async () => {
       if (before) await before.catch(() => undefined);
-      return task(before !== undefined);
+      return task(before !== undefined || endedAfterSnapshot);
     })();
     this.inFlight.set(k, run);
     try {
       return await run;
     } finally {
       if (this.inFlight.get(k) === run) this.inFlight.delete(k);
+      // Remember when it ended; only the last few pages' worth matter (two pages are in flight at most).
+      this.ended.delete(k);
+      this.ended.set(k, this.snapshot());
+      if (this.ended.size > 20_000) {
+        const oldest = this.ended.keys().next();
+        if (!oldest.done) this.ended.delete(oldest.value);
+      }
     }
   }
 

@@ -16,6 +16,7 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
   if (records.length === 0) return;
   const { stores, cache } = ctx.services;
   const ids = records.map((r) => r.id);
+  const snapshot = ctx.snapshot();
   const [contactStates, states, totals] = await Promise.all([
     stores.records.getMany(ctx.tenant, 'contacts', [...new Set(records.map((r) => r.contactId))]),
     stores.records.getMany(ctx.tenant, 'invoices', ids),
@@ -26,7 +27,7 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
 
   await Promise.all(
     records.map((rec) =>
-      ctx.serialized('invoices', rec.id, async (waited) => {
+      ctx.serialized('invoices', rec.id, snapshot, async (waited) => {
         let state = states.get(rec.id);
         if (waited) state = await stores.records.get(ctx.tenant, 'invoices', rec.id);
         const contactUuid = contactStates.get(rec.contactId)?.uuid;

@@ -18,13 +18,14 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
     ctx.tenant,
     records.map((r) => ({ invoiceId: r.invoiceId, paymentId: r.id, amount: r.amount, deleted: r.deleted })),
   );
+  const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'payments', records.map((r) => r.id));
   const touchedInvoices = new Set<string>();
   const updated: string[] = [];
 
   await Promise.all(
     records.map((rec) =>
-      ctx.serialized('payments', rec.id, async (waited) => {
+      ctx.serialized('payments', rec.id, snapshot, async (waited) => {
         let state = states.get(rec.id);
         if (waited) state = await stores.records.get(ctx.tenant, 'payments', rec.id);
         const { body } = mapPayment(rec);
@@ -72,6 +73,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
 export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Promise<void> {
   if (invoiceIds.length === 0) return;
   const { stores, cache } = ctx.services;
+  const refreshSnapshot = ctx.snapshot();
   const [invoices, states, totals] = await Promise.all([
     cache.getMany(ctx.tenant, 'invoices', invoiceIds),
     stores.records.getMany(ctx.tenant, 'invoices', invoiceIds),
@@ -81,9 +83,9 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
   const updated: CachedInvoice[] = [];
   await Promise.all(
     [...invoices.values()].map((inv) =>
-      ctx.serialized('invoices', inv.id, async () => {
+      ctx.serialized('invoices', inv.id, refreshSnapshot, async (waited) => {
         const contactUuid = contactStates.get(inv.contactId)?.uuid;
-        const state = states.get(inv.id);
+        const state = waited ? await stores.records.get(ctx.tenant, 'invoices', inv.id) : states.get(inv.id);
         if (contactUuid === undefined || state?.uuid === undefined) return;
         const { uuid: _u, pushedOutstanding: _p, ...rec } = inv;
         const out = await pushOne(ctx, rec, contactUuid, state.uuid, state.hash, totals.get(inv.id));
