@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface TestRedis {
   url: string;
@@ -152,4 +153,22 @@ export async function dropPrefix(url: string, prefix: string): Promise<void> {
   } finally {
     client.disconnect();
   }
+}
+
+/**
+ * One Redis per test file with one client on it: registers the beforeAll/afterAll hooks and hands the client
+ * (and the server) to `set` once they are up.
+ */
+export function useRedisClient(set: (client: Redis, server: TestRedis) => void): void {
+  let server: TestRedis | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    server = await startTestRedis();
+    client = new Redis(server.url);
+    set(client, server);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
 }

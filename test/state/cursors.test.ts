@@ -1,19 +1,15 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CursorStore } from '../../src/state/cursors.js';
 import { StateCorruptError } from '../../src/state/stored.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 describe('CursorStore', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
+  let redis!: Redis;
+  let url = '';
+  useRedisClient((client, server) => {
+    redis = client;
+    url = server.url;
   });
 
   it('advances forward only, in (updatedAt, id) order, with equal timestamps and ids', async () => {
@@ -56,7 +52,7 @@ describe('CursorStore', () => {
   it('concurrent advances end at the greatest cursor', async () => {
     const prefix = testPrefix();
     const s = new CursorStore(redis, prefix);
-    const other = new Redis(server.url);
+    const other = new Redis(url);
     const s2 = new CursorStore(other, prefix);
     const cursors = Array.from({ length: 40 }, (_, i) => ({ updatedAt: `2026-04-01T00:00:${String(i % 7).padStart(2, '0')}Z`, id: `r${(i * 37) % 40}` }));
     await Promise.all(cursors.map((c, i) => (i % 2 === 0 ? s : s2).advance('acme', 'payments', c)));

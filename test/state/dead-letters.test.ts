@@ -1,22 +1,14 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { DEAD_LETTER_MAX_BYTES, DeadLetterStore, type DeadLetter, type DeadLetterEntry } from '../../src/state/dead-letters.js';
 import { StateCorruptError } from '../../src/state/stored.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 const base = { reason: 'rejected', code: 'COLLECTIONS_REJECTED', runId: 'run-1' };
 
 describe('DeadLetterStore', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   it('keeps one entry per (entity, platform id): a repeat updates it and counts the attempt', async () => {
     const s = new DeadLetterStore(redis, testPrefix());

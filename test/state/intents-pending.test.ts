@@ -1,21 +1,13 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { IntentStore } from '../../src/state/intents.js';
 import { PendingStore } from '../../src/state/pending.js';
 import { StateCorruptError } from '../../src/state/stored.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 describe('IntentStore and PendingStore', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   it('intents: begin, read one or many, list, end', async () => {
     const s = new IntentStore(redis, testPrefix());

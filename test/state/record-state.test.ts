@@ -1,20 +1,12 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { RecordStateStore } from '../../src/state/record-state.js';
 import { StateCorruptError } from '../../src/state/stored.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 describe('RecordStateStore', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   it('merges: a hash keeps the stored uuid, a uuid keeps the stored hash', async () => {
     const s = new RecordStateStore(redis, testPrefix());

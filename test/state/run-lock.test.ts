@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { createRedis, connectRedis } from '../../src/redis/connection.js';
 import { keepAlive, LockLostError, TenantRunLock } from '../../src/state/run-lock.js';
-import { spawnRedis, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { spawnRedis, testPrefix, useRedisClient } from '../helpers/redis.js';
 
 function aborted(signal: AbortSignal): Promise<unknown> {
   return new Promise((resolve) => {
@@ -13,16 +13,8 @@ function aborted(signal: AbortSignal): Promise<unknown> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('TenantRunLock', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   it('one owner at a time; another owner can neither extend nor release', async () => {
     const prefix = testPrefix();

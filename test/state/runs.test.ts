@@ -1,20 +1,12 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { RUN_ERRORS_KEPT, RUN_ERROR_MAX_CHARS, RUN_UNLINKED_KEPT, RUNS_KEPT, RunStore } from '../../src/state/runs.js';
 import { StateCorruptError } from '../../src/state/stored.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 describe('RunStore', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   it('records a run from start to finish', async () => {
     const s = new RunStore(redis, testPrefix());

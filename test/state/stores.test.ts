@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { TenantFlags } from '../../src/state/flags.js';
 import { createStateStores, type StateStores } from '../../src/state/index.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 async function fill(s: StateStores, flags: TenantFlags, tenant: string): Promise<void> {
   await s.records.setMany(tenant, 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h' }]);
@@ -19,16 +19,8 @@ async function fill(s: StateStores, flags: TenantFlags, tenant: string): Promise
 }
 
 describe('createStateStores', () => {
-  let server: TestRedis;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startTestRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
 
   const keysOf = async (pattern: string): Promise<string[]> => (await redis.keys(pattern.replace(/[{}]/g, '\\$&'))).sort();
 
