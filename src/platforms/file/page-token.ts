@@ -2,8 +2,8 @@
  * The `file` adapter's page token: where the next page starts, as base64url of `{"v":1,"o":<byte offset>,"l":<lines
  * consumed>}`. Opaque to callers and safe to store (no secrets, no record content).
  */
+import { decodePageToken, encodePageToken } from '../page-token.js';
 import { z } from 'zod';
-import { PlatformError } from '../types.js';
 
 export interface FilePosition {
   /** Byte offset of the first unread line (always just after a `\n`, or 0). */
@@ -19,19 +19,10 @@ const tokenSchema = z.strictObject({
 });
 
 export function encodeFileToken(pos: FilePosition): string {
-  return Buffer.from(JSON.stringify({ v: 1, o: pos.offset, l: pos.line }), 'utf8').toString('base64url');
+  return encodePageToken({ v: 1, o: pos.offset, l: pos.line });
 }
 
 export function decodeFileToken(token: string): FilePosition {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    raw = undefined;
-  }
-  const parsed = tokenSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new PlatformError('PLATFORM_BAD_RESPONSE', 'file adapter: the page token is not one this adapter issued', false);
-  }
-  return { offset: parsed.data.o, line: parsed.data.l };
+  const t = decodePageToken(token, tokenSchema, 'file');
+  return { offset: t.o, line: t.l };
 }

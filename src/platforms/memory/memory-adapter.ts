@@ -4,9 +4,10 @@
  * entry of the previous page, continued exclusively, so records sharing a timestamp are split across pages
  * without loss or repeat.
  */
+import { decodePageToken, encodePageToken } from '../page-token.js';
 import { z } from 'zod';
 import type { Entity } from '../../glossary.js';
-import { compareCursor, PlatformError, type BadRecord, type Cursor, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
+import { compareCursor, type BadRecord, type Cursor, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
 import type { MemoryPlatform, StoredEntry } from './memory-platform.js';
 
 export const MEMORY_DEFAULT_PAGE_SIZE = 500;
@@ -15,21 +16,12 @@ export const MEMORY_MAX_PAGE_SIZE = 5_000;
 const tokenSchema = z.strictObject({ u: z.string().min(1), i: z.string() });
 
 export function encodeMemoryToken(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify({ u: cursor.updatedAt, i: cursor.id }), 'utf8').toString('base64url');
+  return encodePageToken({ u: cursor.updatedAt, i: cursor.id });
 }
 
 export function decodeMemoryToken(token: string): Cursor {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    raw = undefined;
-  }
-  const parsed = tokenSchema.safeParse(raw);
-  if (!parsed.success || Number.isNaN(Date.parse(parsed.data.u))) {
-    throw new PlatformError('PLATFORM_BAD_RESPONSE', 'memory adapter: the page token is not one this adapter issued', false);
-  }
-  return { updatedAt: parsed.data.u, id: parsed.data.i };
+  const t = decodePageToken(token, tokenSchema.refine((x) => !Number.isNaN(Date.parse(x.u))), 'memory');
+  return { updatedAt: t.u, id: t.i };
 }
 
 export class MemoryAdapter implements PlatformAdapter {

@@ -4,8 +4,8 @@
  * at exactly `a` with an id in `i`), so the overlap of a keyset step is not yielded twice. Opaque to callers;
  * safe to store (no secrets, no record content beyond ids).
  */
+import { decodePageToken, encodePageToken } from '../page-token.js';
 import { z } from 'zod';
-import { PlatformError } from '../types.js';
 
 export interface XeroPosition {
   /** Xero page number (1-based) of the query below. */
@@ -31,21 +31,14 @@ export function encodeXeroToken(pos: XeroPosition): string {
   if (pos.since !== undefined) raw.s = pos.since;
   if (pos.after !== undefined) raw.a = pos.after;
   if (pos.ids !== undefined && pos.ids.length > 0) raw.i = pos.ids;
-  return Buffer.from(JSON.stringify(raw), 'utf8').toString('base64url');
+  return encodePageToken(raw);
 }
 
 export function decodeXeroToken(token: string): XeroPosition {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    raw = undefined;
-  }
-  const parsed = tokenSchema.safeParse(raw);
-  if (!parsed.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', 'xero adapter: the page token is not one this adapter issued', false);
-  const pos: XeroPosition = { page: parsed.data.p };
-  if (parsed.data.s !== undefined) pos.since = parsed.data.s;
-  if (parsed.data.a !== undefined) pos.after = parsed.data.a;
-  if (parsed.data.i !== undefined) pos.ids = parsed.data.i;
+  const t = decodePageToken(token, tokenSchema, 'xero');
+  const pos: XeroPosition = { page: t.p };
+  if (t.s !== undefined) pos.since = t.s;
+  if (t.a !== undefined) pos.after = t.a;
+  if (t.i !== undefined) pos.ids = t.i;
   return pos;
 }
