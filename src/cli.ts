@@ -29,8 +29,20 @@ export function buildProgram(): Command {
   return program;
 }
 
+let guarded = false;
+/** `collections-sync status | head`: a closed pipe is the reader's choice, not an error. */
+function guardStdout(): void {
+  if (guarded) return;
+  guarded = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw err;
+  });
+}
+
 /** Runs the CLI and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  guardStdout();
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });

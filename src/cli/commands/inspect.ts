@@ -14,7 +14,11 @@ async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
   }
 }
 
-const ago = (ms: number | null | undefined): string => (ms === undefined || ms === null ? '-' : `${new Date(ms).toISOString()} (${Math.round((Date.now() - ms) / 1000)} s ago)`);
+const ago = (ms: number | null | undefined): string => {
+  if (ms === undefined || ms === null) return '-';
+  const seconds = Math.round((Date.now() - ms) / 1000);
+  return `${new Date(ms).toISOString()} (${seconds >= 0 ? `${seconds} s ago` : `in ${-seconds} s`})`;
+};
 
 export function registerInspect(program: Command): void {
   program
