@@ -48,13 +48,7 @@ describe('calls on the command line', () => {
     rig.memory.get('acme-cli').upsertMany('invoices', INVOICES);
     expect((await rig.sync('acme')).outcome).toBe('succeeded');
     await rig.app.clientFor(rig.app.tenant('acme')!).updateContact({ uuid: uuidOf('C-06'), remindersEnabled: false });
-    env = {
-      REDIS_URL: redis.url,
-      KEY_PREFIX: rig.env.KEY_PREFIX,
-      TENANTS_FILE: join(dir, 'tenants.json'),
-      COLLECTIONS_BASE_URL: rig.env.COLLECTIONS_BASE_URL,
-      COLLECTIONS_AUTH_URL: rig.env.COLLECTIONS_AUTH_URL,
-    };
+    env = rig.cliEnv(join(dir, 'tenants.json'));
   });
   afterAll(async () => {
     await rig?.close();

@@ -37,13 +37,7 @@ describe('the command line', () => {
     const tenants = [{ id: 'acme', platform: { kind: 'file', path: dir } }];
     await writeFile(join(dir, 'tenants.json'), tenantsJson(tenants));
     rig = await startRig({ redisUrl: redis.url, tenants });
-    env = {
-      REDIS_URL: redis.url,
-      KEY_PREFIX: rig.env.KEY_PREFIX,
-      TENANTS_FILE: join(dir, 'tenants.json'),
-      COLLECTIONS_BASE_URL: rig.env.COLLECTIONS_BASE_URL,
-      COLLECTIONS_AUTH_URL: rig.env.COLLECTIONS_AUTH_URL,
-    };
+    env = rig.cliEnv(join(dir, 'tenants.json'));
   });
   afterAll(async () => {
     await rig?.close();

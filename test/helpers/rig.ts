@@ -33,6 +33,8 @@ export interface Rig {
   logs: string[];
   metrics: Metrics;
   memory: MemoryPlatformRegistry;
+  /** The environment a CLI child process needs to work on this rig's Redis, prefix and simulator. */
+  cliEnv(tenantsFile: string): Record<string, string>;
   /** Requests a run and waits for it to finish. */
   sync(tenant: string, mode?: SyncMode, since?: string): Promise<RunRecord>;
   close(): Promise<void>;
@@ -97,6 +99,13 @@ export async function startRig(options: {
     logs,
     metrics,
     memory,
+    cliEnv: (tenantsFile) => ({
+      REDIS_URL: env.REDIS_URL,
+      KEY_PREFIX: env.KEY_PREFIX,
+      TENANTS_FILE: tenantsFile,
+      COLLECTIONS_BASE_URL: env.COLLECTIONS_BASE_URL,
+      COLLECTIONS_AUTH_URL: env.COLLECTIONS_AUTH_URL,
+    }),
     async sync(tenant, mode = 'incremental', since) {
       const { requestedAt } = await requestSync(app.queues.sync, tenant, mode, { trigger: 'test', ...(since ? { since } : {}) });
       return waitForRun(app.stores.runs, tenant, { mode, requestedAt, timeoutMs: 120_000 });
