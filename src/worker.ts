@@ -58,6 +58,19 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     workers.push(worker);
   };
 
+  /**
+   * Jobs that may stall many times without harm: a job killed with its worker is picked up again once its lock
+   * lapses (JOB_LOCK_MS). A sync run resumes from its checkpoint with idempotent writes; a campaign re-run never
+   * sends a request twice (it is `unknown` instead).
+   */
+  const resumable = {
+    connection,
+    prefix: env.KEY_PREFIX,
+    lockDuration: env.JOB_LOCK_MS,
+    stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
+    maxStalledCount: 20,
+  };
+
   const metrics = app.metrics;
   if (want.has('sync')) {
     const processor = createSyncProcessor({
@@ -90,16 +103,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         : {}),
     });
     track(
-      new Worker(QUEUES.sync, processor, {
-        connection,
-        prefix: env.KEY_PREFIX,
-        concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,
-        // A run killed with its worker is picked up again after the lock lapses. Runs resume from their
-        // checkpoint and every write is idempotent, so a run may stall many times without harm.
-        lockDuration: env.JOB_LOCK_MS,
-        stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
-        maxStalledCount: 20,
-      }),
+      new Worker(QUEUES.sync, processor, { ...resumable, concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }),
       QUEUES.sync,
     );
   }
@@ -131,18 +135,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
       lockTtlMs: env.JOB_LOCK_MS,
       shutdown: shutdown.signal,
     });
-    // A campaign re-run never sends a request twice (it is `unknown` instead), so stalls may repeat.
-    track(
-      new Worker(QUEUES.calls, processor, {
-        connection,
-        prefix: env.KEY_PREFIX,
-        concurrency: 4,
-        lockDuration: env.JOB_LOCK_MS,
-        stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
-        maxStalledCount: 20,
-      }),
-      QUEUES.calls,
-    );
+    track(new Worker(QUEUES.calls, processor, { ...resumable, concurrency: 4 }), QUEUES.calls);
   }
 
   const applySchedules = async (): Promise<void> => {
