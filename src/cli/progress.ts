@@ -7,7 +7,18 @@ export interface RunProgress {
   stop(): void;
 }
 
-export function runProgress(label: string): RunProgress {
+const DONE_KEYS = ['created', 'updated', 'skipped', 'deadLettered', 'badRecords', 'pending', 'unlinked'];
+
+/** Records a run has dealt with so far (the bar's position). */
+export function recordsDone(counts: Record<string, number>): number {
+  return DONE_KEYS.reduce((n, k) => n + (counts[k] ?? 0), 0);
+}
+
+/**
+ * `estimate`: the records the tenant's last finished run dealt with; the bar's total until this run passes it
+ * (a first run has none, and its bar grows with the work found).
+ */
+export function runProgress(label: string, estimate = 0): RunProgress {
   if (!process.stderr.isTTY) {
     let last = 0;
     return {
@@ -23,11 +34,11 @@ export function runProgress(label: string): RunProgress {
     { format: `${label} {phase} |{bar}| {value} records  {detail}`, stream: process.stderr, hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(1, 0, { phase: 'starting', detail: '' });
+  bar.start(Math.max(1, estimate), 0, { phase: 'starting', detail: '' });
   return {
     update(run) {
-      const done = ['created', 'updated', 'skipped', 'deadLettered', 'badRecords', 'pending', 'unlinked'].reduce((n, k) => n + (run.counts[k] ?? 0), 0);
-      bar.setTotal(Math.max(done + 1, bar.getTotal()));
+      const done = recordsDone(run.counts);
+      bar.setTotal(Math.max(run.outcome === undefined ? done + 1 : done, estimate, 1));
       bar.update(done, { phase: (run.phase ?? 'starting').padEnd(9), detail: describeCounts(run.counts) });
     },
     stop: () => bar.stop(),

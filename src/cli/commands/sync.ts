@@ -3,7 +3,7 @@ import { requestSync } from '../../../jobs/schedule.js';
 import { waitForRun } from '../../../jobs/wait.js';
 import type { SyncMode } from '../../../jobs/registry.js';
 import type { RunRecord } from '../../state/index.js';
-import { describeCounts, runProgress } from '../progress.js';
+import { describeCounts, recordsDone, runProgress } from '../progress.js';
 import { openRuntime, out, parseDateOption, requireTenant } from '../runtime.js';
 
 /** Exit codes of a waited run: 0 succeeded, 3 partial (some records dead-lettered), 1 failed. */
@@ -21,7 +21,8 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
       else out(`queued a ${mode} sync of ${tenantId} (job ${jobId ?? '?'}); a worker runs it. Follow it with: collections-sync status --tenant ${tenantId}`);
       return 0;
     }
-    const progress = opts.json ? undefined : runProgress(`${tenantId} ${mode}`);
+    const lastFinished = (await rt.app.stores.runs.recent(tenantId, 10)).find((r) => r.outcome !== undefined && r.startedAt < requestedAt);
+    const progress = opts.json ? undefined : runProgress(`${tenantId} ${mode}`, lastFinished ? recordsDone(lastFinished.counts) : 0);
     const run = await waitForRun(rt.app.stores.runs, tenantId, { mode, requestedAt, onProgress: (r) => progress?.update(r) });
     progress?.update(run);
     progress?.stop();
