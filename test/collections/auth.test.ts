@@ -1,24 +1,15 @@
 /** Tokens: requestToken, the 401 path through a TokenProvider, and no token or secret in errors or logs. */
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { createLogger } from '../../src/logger.js';
 import { AuthError, CollectionsError, TransientError, errorCode } from '../../src/collections/errors.js';
 import { FixedTokenProvider, StaticTokenProvider } from '../../src/collections/static-token-provider.js';
 import { jwtExpiryMs, requestToken } from '../../src/collections/token.js';
-import { caught, CLIENT_ID, CLIENT_SECRET, count, memoryStream, startFixture, type Fixture } from './fixture.js';
+import { caught, CLIENT_ID, CLIENT_SECRET, count, memoryStream, useFixture, type Fixture } from './fixture.js';
 
-let f: Fixture;
-beforeAll(async () => {
-  f = await startFixture();
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(() => {
-  f.sim.setFaults({ script: [], latencyMs: 0 });
-  f.sim.resetCounters();
-});
+let f!: Fixture;
+useFixture((x) => (f = x));
 
 async function rawToken(): Promise<string> {
   const res = await fetch(`${f.sim.authUrl}/auth/v1/api-key/auth`, {

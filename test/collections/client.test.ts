@@ -1,21 +1,11 @@
 /** Every client method against the simulator over real HTTP: happy paths, 404, local refusals, aborts. */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AbortedError, NotFoundError, ValidationError, errorCode } from '../../src/collections/errors.js';
-import { caught, CLIENT_ID, count, startFixture, type Fixture } from './fixture.js';
+import { caught, CLIENT_ID, count, useFixture, type Fixture } from './fixture.js';
 
-let f: Fixture;
-beforeAll(async () => {
-  f = await startFixture();
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(() => {
-  f.sim.setFaults({ script: [], latencyMs: 0 });
-  f.sim.resetCounters();
-  f.events.length = 0;
-});
+let f!: Fixture;
+useFixture((x) => (f = x));
 
 const uniq = (p: string) => `${p}-${randomUUID().slice(0, 8)}`;
 

@@ -1,4 +1,5 @@
 /** The simulator on 127.0.0.1:0 and a client on it, for the collections tests. */
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { CollectionsClient, type CollectionsClientOptions, type RequestEvent } from '../../src/collections/client.js';
 import { StaticTokenProvider } from '../../src/collections/static-token-provider.js';
@@ -49,3 +50,23 @@ export function count(sim: Simulator, route: string, status?: string): number {
 }
 
 export { caught, memoryStream } from './util.js';
+
+/**
+ * One fixture per test file: started before the file's tests, closed after them, and before each test the
+ * simulator's faults, counters and the client's recorded events are cleared. `set` receives it once up.
+ */
+export function useFixture(set: (f: Fixture) => void): void {
+  let fixture: Fixture | undefined;
+  beforeAll(async () => {
+    fixture = await startFixture();
+    set(fixture);
+  });
+  afterAll(async () => {
+    await fixture?.close();
+  });
+  beforeEach(() => {
+    fixture?.sim.setFaults({ script: [], latencyMs: 0 });
+    fixture?.sim.resetCounters();
+    if (fixture) fixture.events.length = 0;
+  });
+}

@@ -4,25 +4,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AmbiguousError, RateLimitedError, TransientError, errorCode } from '../../src/collections/errors.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { FixedTokenProvider } from '../../src/collections/static-token-provider.js';
-import { caught, CLIENT_ID, count, startFixture, type Fixture } from './fixture.js';
+import { caught, CLIENT_ID, count, useFixture, type Fixture } from './fixture.js';
 
-let f: Fixture;
+let f!: Fixture;
 let contactUuid: string;
+useFixture((x) => (f = x));
 beforeAll(async () => {
-  f = await startFixture();
   contactUuid = (await f.client.createContact({ name: 'Retry owner' })).uuid;
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(() => {
-  f.sim.setFaults({ script: [], latencyMs: 0 });
-  f.sim.resetCounters();
-  f.events.length = 0;
 });
 
 const uniq = (p: string) => `${p}-${randomUUID().slice(0, 8)}`;

@@ -4,21 +4,16 @@
  * `detail`s (loc, msg, type) must agree.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/collections/errors.js';
 import { validationErrorSchema, type BulkCall, type InvoiceUpsert, type ValidationDetail } from '../../src/collections/schemas.js';
 import type { CollectionsClient } from '../../src/collections/client.js';
-import { caught, count, startFixture, type Fixture } from './fixture.js';
+import { caught, count, useFixture, type Fixture } from './fixture.js';
 
-let f: Fixture;
+let f!: Fixture;
 /** Any well-formed uuid: these requests fail the schema before the service looks anything up. */
 const contactUuid = randomUUID();
-beforeAll(async () => {
-  f = await startFixture();
-});
-afterAll(async () => {
-  await f.close();
-});
+useFixture((x) => (f = x));
 
 interface Case {
   name: string;
