@@ -13,7 +13,7 @@ import type {
   secondaryContactSchema,
 } from '../collections/schemas.js';
 import { notFound } from './http.js';
-import type { StoredCall } from './types.js';
+import type { SeedPayment, StoredCall } from './types.js';
 
 type ContactCreateParsed = z.output<typeof contactCreateSchema>;
 type ContactUpdateParsed = z.output<typeof contactUpdateSchema>;
@@ -60,14 +60,8 @@ export interface PaymentRec {
   paymentType: string;
 }
 
-export interface NewPayment {
-  invoiceUuid: string;
-  amount: number;
-  date: string;
-  reference?: string | undefined;
-  notes?: string | undefined;
-  paymentType?: string | undefined;
-}
+/** A payment as the admin call seeds it (the interface has no payment create). */
+export type NewPayment = SeedPayment;
 
 /** Money sums without binary noise (0.1 + 0.2 = 0.3); amounts are kept to 6 decimals. */
 export const money = (x: number): number => Math.round(x * 1e6) / 1e6;
