@@ -22,6 +22,8 @@ function empty(): SimulatorCounters {
 /** One authenticated API request between its arrival and its answer (or destroyed connection). */
 export interface InFlightEntry {
   readonly clientId: string;
+  /** The route ('POST /contact', ...). */
+  readonly route: string;
   /** Generation of the token it was admitted with. */
   readonly gen: number;
   /** Already counted in supersededInFlight (a request counts once however many tokens are issued meanwhile). */
@@ -51,8 +53,8 @@ export class Counters {
   }
 
   /** A request admitted with a token of generation `gen` starts being processed. */
-  enter(clientId: string, gen: number): InFlightEntry {
-    const entry: InFlightEntry = { clientId, gen, superseded: false };
+  enter(clientId: string, gen: number, route: string): InFlightEntry {
+    const entry: InFlightEntry = { clientId, route, gen, superseded: false };
     let set = this.#inFlight.get(clientId);
     if (!set) this.#inFlight.set(clientId, (set = new Set()));
     set.add(entry);
@@ -78,6 +80,13 @@ export class Counters {
         this.#c.supersededInFlight += 1;
       }
     }
+  }
+
+  /** Requests being processed now (arrived, not yet answered), by route: what a test waits on instead of time. */
+  inFlightByRoute(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const set of this.#inFlight.values()) for (const e of set) out[e.route] = (out[e.route] ?? 0) + 1;
+    return out;
   }
 
   snapshot(): SimulatorCounters {

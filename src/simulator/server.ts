@@ -112,7 +112,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       return;
     }
     const { clientId } = auth;
-    const entry = counters.enter(clientId, auth.gen);
+    const entry = counters.enter(clientId, auth.gen, route);
     try {
       const body = await readBody(req);
       if (body === null) {
@@ -203,6 +203,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     setClient: (clientId, clientSecret) => tokens.setClient(clientId, clientSecret),
     addTemplate: (t) => templates.add(t),
     counters: () => counters.snapshot(),
+    inFlight: () => counters.inFlightByRoute(),
     resetCounters: () => counters.reset(),
     data,
     seedContact: (clientId: string, body: ContactCreate) =>

@@ -112,6 +112,8 @@ export interface Simulator {
   setClient(clientId: string, clientSecret: string): void;
   addTemplate(t: { uuid: string; prompt: string }): void;
   counters(): SimulatorCounters;
+  /** Authenticated requests being processed at this moment, by route (arrived, not yet answered). */
+  inFlight(): Record<string, number>;
   resetCounters(): void;
   data(clientId: string): SimulatorData;
   seedContact(clientId: string, body: ContactCreate): Contact;

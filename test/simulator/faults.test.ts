@@ -126,7 +126,9 @@ describe('simulator: faults and load knobs', () => {
     sim.setFaults({ latencyMs: 600, jitterMs: 50 });
     const all = Promise.all(Array.from({ length: 4 }, (_, i) => createContact(`slow ${i}`)));
     await until(() => sim.counters().maxConcurrency >= 4, 'four requests in flight');
+    expect(sim.inFlight()).toEqual({ 'POST /contact': 4 });
     expect((await all).map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(sim.inFlight()).toEqual({});
     const c = sim.counters();
     expect(c.maxConcurrency).toBe(4);
     expect(c.maxConcurrencyByClient[clientId]).toBe(4);

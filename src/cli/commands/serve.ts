@@ -22,6 +22,9 @@ export function registerServe(program: Command): void {
     .action(async (o: { concurrency?: string; opsHost: string }) => {
       const concurrency = o.concurrency === undefined ? undefined : Number(o.concurrency);
       if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw new UsageError('--concurrency must be a positive whole number');
+      // Listen first: a SIGTERM that comes while the worker starts (Redis still coming up, say) is not lost to
+      // Node's default handler, which would end the process by the signal; the worker stops once started.
+      const signalled = untilSignal();
       const metrics = createMetrics();
       const rt = await openRuntime('worker', { metrics });
       const worker = await startWorker(rt.app, {
@@ -30,7 +33,7 @@ export function registerServe(program: Command): void {
         ...(concurrency ? { concurrency } : {}),
       });
       rt.app.logger.info({ tenants: rt.app.tenants().map((t) => t.id), ops: worker.ops?.port }, 'worker started');
-      const sig = await untilSignal();
+      const sig = await signalled;
       rt.app.logger.info({ signal: sig }, 'shutting down');
       await worker.close(rt.env.SHUTDOWN_TIMEOUT_MS);
       await rt.close();
