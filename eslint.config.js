@@ -34,6 +34,7 @@ export default tseslint.config(
   rooms(['src/platforms/**'], ['**/collections/**', '**/state/**', '**/auth/**', '**/mapping/**', '**/jobs/**', '**/queues/**'], 'adapters know nothing of the service, state or auth'),
   rooms(['src/state/**'], ['**/collections/client*', '**/auth/**', '**/platforms/*/**', '**/jobs/**', 'bullmq', 'undici'], 'state is Redis storage only'),
   rooms(['src/auth/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/jobs/**'], 'auth is the token protocol only'),
+  rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
   {
     files: ['test/**', 'bench/**'],

@@ -6,7 +6,7 @@
  */
 import { AmbiguousError, AuthError, NotFoundError, RateLimitedError, ValidationError } from '../../src/collections/errors.js';
 import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas.js';
-import { contentHash, mapContact } from '../../src/mapping/index.js';
+import { decideContact } from '../../src/mapping/index.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
 import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { CachedContact } from '../../src/state/record-cache.js';
@@ -27,50 +27,46 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
   const ids = records.map((r) => r.id);
   const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
-  const mappings = records.map((rec) => mapContact(rec));
+  const planned = records.map((rec) => ({ rec, decision: decideContact(rec, states.get(rec.id)) }));
   // The intents of the page's new contacts, begun in one round trip before any of their POSTs is queued.
   const fresh = new Map<string, IntentEntry>();
   const at = Date.now();
-  records.forEach((rec, i) => {
-    const m = mappings[i];
-    if (m?.ok && states.get(rec.id)?.uuid === undefined && !fresh.has(rec.id)) fresh.set(rec.id, { platformId: rec.id, name: m.body.name, at, runId: ctx.runId });
-  });
+  for (const { rec, decision } of planned) {
+    if (decision.kind === 'create' && !fresh.has(rec.id)) fresh.set(rec.id, { platformId: rec.id, name: decision.body.name, at, runId: ctx.runId });
+  }
   const earlier = await stores.intents.beginMany(ctx.tenant, [...fresh.values()]);
   const cached: CachedContact[] = [];
   const pushed: string[] = [];
 
   await Promise.all(
-    records.map((rec, i) =>
+    planned.map(({ rec, decision: batched }) =>
       ctx.serialized('contacts', rec.id, snapshot, async (waited) => {
-        let state = states.get(rec.id);
+        let decision = batched;
         let prior: IntentPrior = { kind: 'read' };
-        if (waited) state = await stores.records.get(ctx.tenant, 'contacts', rec.id);
+        if (waited) decision = decideContact(rec, await stores.records.get(ctx.tenant, 'contacts', rec.id));
         else if (fresh.has(rec.id)) {
           const found = earlier.get(rec.id);
           prior = found ? { kind: 'earlier', intent: found } : { kind: 'begun' };
         }
-        const mapping = mappings[i] ?? mapContact(rec);
-        if (!mapping.ok) {
-          await deadLetter(ctx, 'contacts', rec.id, mapping.reason, 'MAPPING_REJECTED', rec);
+        if (decision.kind === 'dead-letter') {
+          await deadLetter(ctx, 'contacts', rec.id, decision.reason, decision.code, rec);
           return;
         }
-        const hash = contentHash(mapping.body);
-        const known = state?.uuid;
-        if (known !== undefined && state?.hash === hash) {
+        if (decision.kind === 'unchanged') {
           ctx.count('contacts', 'skipped');
-          cached.push(project(rec, known));
+          cached.push(project(rec, decision.uuid));
           return;
         }
         let pushedAs: { uuid: string; viaIntent: boolean };
         try {
-          pushedAs = known !== undefined ? await update(ctx, rec, mapping.body, known) : { uuid: await create(ctx, rec, mapping.body, prior), viaIntent: true };
+          pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body, decision.uuid) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };
         } catch (err) {
           await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
           return;
         }
         // The intent ends in the same atomic write as the mapping, never before it: a crash before this write
         // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
-        await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash }, { endIntent: pushedAs.viaIntent });
+        await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
         pushed.push(rec.id);
         cached.push(project(rec, pushedAs.uuid));
       }),

@@ -5,7 +5,7 @@
  */
 import { NotFoundError } from '../../src/collections/errors.js';
 import type { InvoiceUpsert } from '../../src/collections/schemas.js';
-import { contentHash, mapInvoice } from '../../src/mapping/index.js';
+import { decideInvoice, type InvoiceDecision, type Pending } from '../../src/mapping/index.js';
 import { invoiceRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
 import type { CachedInvoice } from '../../src/state/record-cache.js';
 import type { RunContext } from './context.js';
@@ -28,21 +28,14 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
   await Promise.all(
     records.map((rec) =>
       ctx.serialized('invoices', rec.id, snapshot, async (waited) => {
-        let state = states.get(rec.id);
-        if (waited) state = await stores.records.get(ctx.tenant, 'invoices', rec.id);
-        const contactUuid = contactStates.get(rec.contactId)?.uuid;
-        const stopped = rec.status === 'VOIDED' || rec.deleted;
-        if (contactUuid === undefined) {
-          if (rec.status === 'DRAFT' || (stopped && state?.uuid === undefined)) {
-            ctx.count('invoices', 'skipped');
-            return;
-          }
-          pending.push({ id: rec.id, record: rec, firstSeenAt: Date.now(), waitingFor: rec.contactId });
+        const known = waited ? await stores.records.get(ctx.tenant, 'invoices', rec.id) : states.get(rec.id);
+        const decision = decideInvoice(rec, { known, contactUuid: contactStates.get(rec.contactId)?.uuid, paymentsTotal: totals.get(rec.id) });
+        if (decision.kind === 'pending') {
+          pending.push({ id: rec.id, record: rec, firstSeenAt: Date.now(), waitingFor: decision.waitingFor });
           ctx.count('invoices', 'pending');
           return;
         }
-        const paymentsTotal = totals.get(rec.id);
-        const outcome = await pushOne(ctx, rec, contactUuid, state?.uuid, state?.hash, paymentsTotal);
+        const outcome = await pushOne(ctx, rec, decision);
         if (outcome !== undefined) cached.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
       }),
     ),
@@ -57,47 +50,37 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
 }
 
 /**
- * Maps and pushes one invoice unless its payload is unchanged. Returns its uuid and the outstanding amount
- * pushed, or undefined when it was skipped as a draft or dead-lettered.
+ * Performs an invoice's decision (one with its contact's uuid). Returns its uuid and the outstanding amount
+ * pushed, or undefined when it was skipped or dead-lettered.
  */
 export async function pushOne(
   ctx: RunContext,
   rec: InvoiceRecord,
-  contactUuid: string,
-  knownUuid: string | undefined,
-  knownHash: string | undefined,
-  paymentsTotal: number | undefined,
+  decision: Exclude<InvoiceDecision, Pending>,
 ): Promise<{ uuid: string; outstanding: number | undefined } | undefined> {
-  const mapping = mapInvoice(rec, {
-    contactUuid,
-    ...(knownUuid === undefined ? {} : { uuid: knownUuid }),
-    ...(paymentsTotal === undefined ? {} : { paymentsTotal }),
-  });
-  if (mapping.kind === 'skip') {
-    ctx.count('invoices', 'skipped');
-    return undefined;
-  }
-  if (mapping.kind === 'reject') {
-    await deadLetter(ctx, 'invoices', rec.id, mapping.reason, 'MAPPING_REJECTED', rec);
-    return undefined;
-  }
-  const { uuid: _u, ...hashed } = mapping.body;
-  const hash = contentHash(hashed);
-  const outstanding = mapping.body.outstandingAmount;
-  if (knownUuid !== undefined && knownHash === hash) {
-    ctx.count('invoices', 'skipped');
-    return { uuid: knownUuid, outstanding };
+  switch (decision.kind) {
+    case 'skip':
+      ctx.count('invoices', 'skipped');
+      return undefined;
+    case 'dead-letter':
+      await deadLetter(ctx, 'invoices', rec.id, decision.reason, decision.code, rec);
+      return undefined;
+    case 'unchanged':
+      ctx.count('invoices', 'skipped');
+      return { uuid: decision.uuid, outstanding: decision.body.outstandingAmount };
+    default:
+      break;
   }
   let uuid: string;
   try {
-    uuid = await upsert(ctx, mapping.body);
+    uuid = await upsert(ctx, decision.body);
   } catch (err) {
     await deadLetterIfRejected(ctx, 'invoices', rec.id, rec, err);
     return undefined;
   }
-  ctx.count('invoices', knownUuid === undefined ? 'created' : 'updated');
-  await ctx.writer.set('invoices', { id: rec.id, uuid, hash });
-  return { uuid, outstanding };
+  ctx.count('invoices', decision.kind === 'create' ? 'created' : 'updated');
+  await ctx.writer.set('invoices', { id: rec.id, uuid, hash: decision.hash });
+  return { uuid, outstanding: decision.body.outstandingAmount };
 }
 
 async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {

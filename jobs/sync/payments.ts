@@ -4,7 +4,7 @@
  * as unlinked. Every payment change also refreshes its invoice's outstanding amount through create-update.
  */
 import { NotFoundError } from '../../src/collections/errors.js';
-import { contentHash, mapPayment } from '../../src/mapping/index.js';
+import { decideInvoice, decidePayment } from '../../src/mapping/index.js';
 import type { PaymentRecord } from '../../src/platforms/records.js';
 import type { CachedInvoice } from '../../src/state/record-cache.js';
 import type { RunContext } from './context.js';
@@ -26,26 +26,24 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
   await Promise.all(
     records.map((rec) =>
       ctx.serialized('payments', rec.id, snapshot, async (waited) => {
-        let state = states.get(rec.id);
-        if (waited) state = await stores.records.get(ctx.tenant, 'payments', rec.id);
-        const { body } = mapPayment(rec);
-        const hash = contentHash({ ...body, invoiceId: rec.invoiceId, deleted: rec.deleted });
-        if (state?.hash === hash) {
+        const known = waited ? await stores.records.get(ctx.tenant, 'payments', rec.id) : states.get(rec.id);
+        const decision = decidePayment(rec, known);
+        if (decision.kind === 'unchanged') {
           ctx.count('payments', 'skipped');
           return;
         }
         touchedInvoices.add(rec.invoiceId);
-        const uuid = rec.paymentUuid ?? state?.uuid;
-        if (uuid === undefined || rec.deleted) {
+        if (decision.kind !== 'update') {
           // Nothing to update in the service (no id known, or deleted: there is no delete endpoint); the
           // invoice's balance below is what changes.
-          if (uuid === undefined) {
+          if (decision.kind === 'unlinked') {
             ctx.count('payments', 'unlinked');
             if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
           } else ctx.count('payments', 'skipped');
-          await ctx.writer.set('payments', { id: rec.id, hash });
+          await ctx.writer.set('payments', { id: rec.id, hash: decision.hash });
           return;
         }
+        const { uuid, body, hash } = decision;
         try {
           await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.requestSignal }));
         } catch (err) {
@@ -85,10 +83,12 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
     [...invoices.values()].map((inv) =>
       ctx.serialized('invoices', inv.id, refreshSnapshot, async (waited) => {
         const contactUuid = contactStates.get(inv.contactId)?.uuid;
-        const state = waited ? await stores.records.get(ctx.tenant, 'invoices', inv.id) : states.get(inv.id);
-        if (contactUuid === undefined || state?.uuid === undefined) return;
+        const known = waited ? await stores.records.get(ctx.tenant, 'invoices', inv.id) : states.get(inv.id);
+        if (contactUuid === undefined || known?.uuid === undefined) return;
         const { uuid: _u, pushedOutstanding: _p, ...rec } = inv;
-        const out = await pushOne(ctx, rec, contactUuid, state.uuid, state.hash, totals.get(inv.id));
+        const decision = decideInvoice(rec, { known, contactUuid, paymentsTotal: totals.get(inv.id) });
+        if (decision.kind === 'pending') return; // not with a contact uuid; narrows the type
+        const out = await pushOne(ctx, rec, decision);
         if (out) updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
       }),
     ),

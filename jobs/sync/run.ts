@@ -4,10 +4,10 @@
  * stays full across page boundaries; a checkpoint is saved when a page and every page before it are done,
  * and the cursor advances only when the whole listing of an entity is pushed or dead-lettered.
  */
-import { addMilliseconds } from 'date-fns';
 import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { describeIssues, recordSchemas } from '../../src/platforms/records.js';
 import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
+import { readFrom } from '../../src/sync/read-from.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
 import { reportBad } from './dead-letters.js';
@@ -62,10 +62,7 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
   if (ctx.mode === 'reconcile') return undefined;
   if (ctx.mode === 'full') return sinceDate ? { updatedAt: `${sinceDate}T00:00:00.000Z`, id: '' } : undefined;
   const state = await ctx.services.stores.cursors.get(ctx.tenant, entity);
-  const high = state?.highWater;
-  if (!high) return undefined;
-  const from = addMilliseconds(new Date(high.updatedAt), -ctx.services.settings.lookbackMs);
-  return { updatedAt: from.toISOString(), id: '' };
+  return readFrom(state?.highWater, ctx.services.settings.lookbackMs);
 }
 
 async function runEntity(ctx: RunContext, entity: Entity, resume: RunCheckpoint | undefined, options: RunOptions): Promise<void> {

@@ -15,10 +15,10 @@
 import { CONTACT_STRING_FIELDS, contactCreateSchema, type ContactCreate, type SecondaryContact } from '../collections/schemas.js';
 import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
 import { checkEmail, checkString, takeOptional, type DroppedField } from './fields.js';
+import type { MapperPush, MapperReject } from './result.js';
 
-export type ContactMapping =
-  | { ok: true; body: ContactCreate; dropped: DroppedField[] }
-  | { ok: false; reason: string };
+/** A contact is pushed (maybe with fields dropped) or rejected; never skipped (a deleted one stops reminders). */
+export type ContactMapperResult = MapperPush<ContactCreate> | MapperReject;
 
 /** The `errorDetail` we send with `hasErrors: true`. */
 export interface SyncErrorDetail {
@@ -30,9 +30,9 @@ export interface SyncErrorDetail {
 /** Optional 1-255 string fields copied under the same name. */
 const OPTIONAL_STRINGS = CONTACT_STRING_FIELDS.filter((f) => f !== 'name');
 
-export function mapContact(rec: ContactRecord): ContactMapping {
+export function mapContact(rec: ContactRecord): ContactMapperResult {
   const name = checkString(rec.name);
-  if (name.kind !== 'ok') return { ok: false, reason: `name: ${name.kind === 'bad' ? name.reason : 'required'}` };
+  if (name.kind !== 'ok') return { kind: 'reject', reason: `name: ${name.kind === 'bad' ? name.reason : 'required'}` };
 
   const dropped: DroppedField[] = [];
   const body: Record<string, unknown> = { name: name.value, extPlatformId: rec.id };
@@ -55,8 +55,8 @@ export function mapContact(rec: ContactRecord): ContactMapping {
 
   // A safety net: what we send must pass the service's own request schema.
   const parsed = contactCreateSchema.safeParse(body);
-  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error.issues) };
-  return { ok: true, body: parsed.data, dropped };
+  if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
+  return { kind: 'push', body: parsed.data, dropped };
 }
 
 export function errorDetailOf(dropped: readonly DroppedField[]): SyncErrorDetail {

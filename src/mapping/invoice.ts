@@ -16,6 +16,7 @@
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
 import { checkString, optionalText } from './fields.js';
+import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
 export interface InvoiceContext {
   /** The service's uuid of the invoice's contact (from the id map). */
@@ -26,14 +27,12 @@ export interface InvoiceContext {
   paymentsTotal?: number;
 }
 
-export type InvoiceMapping =
-  | { kind: 'skip'; reason: 'draft' }
-  | { kind: 'push'; body: InvoiceUpsert }
-  | { kind: 'reject'; reason: string };
+/** An invoice is pushed, skipped as a draft, or rejected; nothing of it is ever dropped. */
+export type InvoiceMapperResult = MapperPush<InvoiceUpsert> | MapperSkip<'draft'> | MapperReject;
 
 const TEXT_FIELDS = ['reference', 'notes', 'description', 'purchaseOrder'] as const;
 
-export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapping {
+export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapperResult {
   if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
 
   const number = checkString(rec.number);
@@ -58,7 +57,7 @@ export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapp
 
   const parsed = invoiceUpsertSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
-  return { kind: 'push', body: parsed.data };
+  return { kind: 'push', body: parsed.data, dropped: [] };
 }
 
 /** The outstanding amount of an AUTHORISED invoice (see the decisions above). */

@@ -5,16 +5,16 @@
 import type { PaymentUpdate } from '../collections/schemas.js';
 import type { PaymentRecord } from '../platforms/records.js';
 import { optionalText } from './fields.js';
+import type { MapperPush } from './result.js';
 
-export interface PaymentMapping {
-  body: PaymentUpdate;
-}
+/** A payment is always pushed: a valid payment record holds all its request needs (amount, date). */
+export type PaymentMapperResult = MapperPush<PaymentUpdate>;
 
-export function mapPayment(rec: PaymentRecord): PaymentMapping {
+export function mapPayment(rec: PaymentRecord): PaymentMapperResult {
   const body: PaymentUpdate = { amount: rec.amount, date: rec.date };
   const reference = optionalText(rec.reference);
   const notes = optionalText(rec.notes);
   if (reference !== undefined) body.reference = reference;
   if (notes !== undefined) body.notes = notes;
-  return { body };
+  return { kind: 'push', body, dropped: [] };
 }

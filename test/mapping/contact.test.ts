@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { contactCreateSchema } from '../../src/collections/schemas.js';
-import { mapContact, type ContactMapping } from '../../src/mapping/index.js';
+import { mapContact, type ContactMapperResult } from '../../src/mapping/index.js';
 import { contactRecordSchema, type ContactRecord } from '../../src/platforms/records.js';
 
 const rec = (over: Record<string, unknown> = {}): ContactRecord =>
   contactRecordSchema.parse({ id: 'C-1', updatedAt: '2026-01-01T00:00:00Z', name: 'Acme Trading', ...over });
 
-function ok(m: ContactMapping): Extract<ContactMapping, { ok: true }> {
-  if (!m.ok) throw new Error(`expected ok, got: ${m.reason}`);
+function ok(m: ContactMapperResult): Extract<ContactMapperResult, { kind: 'push' }> {
+  if (m.kind !== 'push') throw new Error(`expected push, got: ${m.reason}`);
   return m;
 }
 
@@ -86,9 +86,9 @@ describe('mapContact', () => {
 
   it('refuses a contact whose name is unusable', () => {
     const blank = { ...rec(), name: '   ' };
-    expect(mapContact(blank)).toEqual({ ok: false, reason: 'name: required' });
+    expect(mapContact(blank)).toEqual({ kind: 'reject', reason: 'name: required' });
     const long = { ...rec(), name: ` ${'n'.repeat(256)} ` };
-    expect(mapContact(long)).toEqual({ ok: false, reason: 'name: 256 characters, the limit is 255' });
+    expect(mapContact(long)).toEqual({ kind: 'reject', reason: 'name: 256 characters, the limit is 255' });
     // Spaces around a name of exactly 255 are trimmed away, and it passes.
     expect(ok(mapContact({ ...rec(), name: ` ${'n'.repeat(255)} ` })).body.name).toHaveLength(255);
   });

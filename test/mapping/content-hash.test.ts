@@ -36,7 +36,7 @@ describe('contentHash', () => {
     const parse = (o: object) => contactRecordSchema.parse({ id: 'C-1', updatedAt: '2026-01-01T00:00:00Z', name: 'Acme', ...o });
     const hashOf = (o: object): string => {
       const m = mapContact(parse(o));
-      if (!m.ok) throw new Error(m.reason);
+      if (m.kind !== 'push') throw new Error(m.reason);
       return contentHash(m.body);
     };
     // A newer updatedAt alone (nothing the service sees) costs nothing.

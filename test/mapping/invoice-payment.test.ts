@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../../src/collections/schemas.js';
-import { mapInvoice, mapPayment, type InvoiceMapping } from '../../src/mapping/index.js';
+import { mapInvoice, mapPayment, type InvoiceMapperResult } from '../../src/mapping/index.js';
 import { invoiceRecordSchema, paymentRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
 
 const CONTACT = '3f1c2a4e-8b7d-4c61-9a0e-5d2f6b8c9e01';
@@ -12,7 +12,7 @@ const rec = (over: Record<string, unknown> = {}): InvoiceRecord =>
     number: 'INV-0001', date: '2026-01-01', dueDate: '2026-01-31', total: 1000, ...over,
   });
 
-function pushed(m: InvoiceMapping): InvoiceUpsert {
+function pushed(m: InvoiceMapperResult): InvoiceUpsert {
   if (m.kind !== 'push') throw new Error(`expected push, got ${JSON.stringify(m)}`);
   expect(invoiceUpsertSchema.safeParse(m.body).success).toBe(true);
   return m.body;
@@ -75,6 +75,6 @@ describe('mapInvoice', () => {
 describe('mapPayment', () => {
   it('maps amount, date, reference and notes, leaving empty text out', () => {
     const p = paymentRecordSchema.parse({ id: 'P-1', invoiceId: 'INV-1', updatedAt: '2026-02-01T00:00:00Z', amount: 250.5, date: '2026-02-01', reference: ' TRX-9 ', notes: '' });
-    expect(mapPayment(p)).toEqual({ body: { amount: 250.5, date: '2026-02-01', reference: 'TRX-9' } });
+    expect(mapPayment(p)).toEqual({ kind: 'push', body: { amount: 250.5, date: '2026-02-01', reference: 'TRX-9' }, dropped: [] });
   });
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { requestSync } from '../../../jobs/schedule.js';
-import { dryRun } from '../../../jobs/sync/dry-run.js';
+import { dryRun } from '../../sync/dry-run.js';
 import { ENTITIES } from '../../glossary.js';
 import { describeCounts } from '../progress.js';
 import { openRuntime, out, requireTenant, UsageError, type Runtime } from '../runtime.js';

@@ -1,0 +1,134 @@
+/**
+ * Decisions: what a sync does with one record, given what the state says of it. One function per entity, called
+ * by the sync's pushes (jobs/sync) and by the dry run (src/sync/dry-run.ts), so a dry run predicts what a sync
+ * sends. Pure: the caller reads the state, passes it in as plain values, and performs the decision (requests,
+ * writes, counts).
+ *
+ * Each entity's content hash is taken here and nowhere else:
+ * - contact: the POST body (an update PUTs the same fields with the uuid);
+ * - invoice: the create-update body without `uuid` (the id map's, not content);
+ * - payment: the PUT body with its invoice and whether it is deleted (both move the invoice's balance).
+ */
+import type { ContactCreate, InvoiceUpsert, PaymentUpdate } from '../collections/schemas.js';
+import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../platforms/records.js';
+import { mapContact } from './contact.js';
+import { contentHash } from './content-hash.js';
+import { mapInvoice } from './invoice.js';
+import { mapPayment } from './payment.js';
+import type { MapperReject, MapperSkip } from './result.js';
+
+/** What the state holds of a record: its uuid in the id map and the content hash last pushed (either may be absent). */
+export interface IdMapEntry {
+  uuid?: string;
+  hash?: string;
+}
+
+/** Not in the service yet: POST (contacts) or create-update without uuid (invoices). */
+export interface Create<Body> {
+  kind: 'create';
+  body: Body;
+  hash: string;
+}
+
+/** In the service, and its content changed: send `body` for `uuid`. */
+export interface Update<Body> {
+  kind: 'update';
+  uuid: string;
+  body: Body;
+  hash: string;
+}
+
+/** In the service with this very content: no request. */
+export interface Unchanged<Body> {
+  kind: 'unchanged';
+  uuid: string;
+  body: Body;
+  hash: string;
+}
+
+/** The mapper cannot build it: dead-lettered with the reason. */
+export interface DeadLetter {
+  kind: 'dead-letter';
+  reason: string;
+  code: 'MAPPING_REJECTED';
+}
+
+/** An invoice whose contact has no uuid yet: it waits for it (bounded by PENDING_MAX_WAIT_S). */
+export interface Pending {
+  kind: 'pending';
+  waitingFor: string;
+}
+
+export type ContactDecision = Create<ContactCreate> | Update<ContactCreate> | Unchanged<ContactCreate> | DeadLetter;
+
+export type InvoiceDecision =
+  | Create<InvoiceUpsert>
+  | Update<InvoiceUpsert>
+  | Unchanged<InvoiceUpsert>
+  | MapperSkip<'draft' | 'stopped'>
+  | Pending
+  | DeadLetter;
+
+/**
+ * A payment is only ever updated (the service has no payment create or delete). A changed payment whose service
+ * id is unknown is `unlinked`, a deleted one is skipped; both keep their hash, and their invoice's balance is
+ * what changes.
+ */
+export type PaymentDecision =
+  | Update<PaymentUpdate>
+  | { kind: 'unchanged'; hash: string }
+  | { kind: 'skip'; reason: 'deleted'; hash: string }
+  | { kind: 'unlinked'; hash: string };
+
+/** What an invoice's decision depends on besides the record. */
+export interface InvoiceState {
+  known?: IdMapEntry | undefined;
+  /** The contact's uuid from the id map (a dry run passes a stand-in for a contact it would create). */
+  contactUuid?: string | undefined;
+  /** The sum of the invoice's known, non-deleted payments (the payment ledger). */
+  paymentsTotal?: number | undefined;
+}
+
+export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined): ContactDecision {
+  const mapped = mapContact(rec);
+  if (mapped.kind === 'reject') return deadLetter(mapped);
+  return byIdMap(mapped.body, contentHash(mapped.body), known);
+}
+
+export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, paymentsTotal }: InvoiceState): InvoiceDecision {
+  if (contactUuid === undefined) {
+    if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
+    // Voided or deleted before it was ever pushed: there is nothing to stop.
+    if ((rec.status === 'VOIDED' || rec.deleted) && known?.uuid === undefined) return { kind: 'skip', reason: 'stopped' };
+    return { kind: 'pending', waitingFor: rec.contactId };
+  }
+  const mapped = mapInvoice(rec, {
+    contactUuid,
+    ...(known?.uuid === undefined ? {} : { uuid: known.uuid }),
+    ...(paymentsTotal === undefined ? {} : { paymentsTotal }),
+  });
+  if (mapped.kind === 'skip') return mapped;
+  if (mapped.kind === 'reject') return deadLetter(mapped);
+  const { uuid: _uuid, ...content } = mapped.body;
+  return byIdMap(mapped.body, contentHash(content), known);
+}
+
+export function decidePayment(rec: PaymentRecord, known: IdMapEntry | undefined): PaymentDecision {
+  const { body } = mapPayment(rec);
+  const hash = contentHash({ ...body, invoiceId: rec.invoiceId, deleted: rec.deleted });
+  if (known?.hash === hash) return { kind: 'unchanged', hash };
+  const uuid = rec.paymentUuid ?? known?.uuid;
+  if (uuid === undefined) return { kind: 'unlinked', hash };
+  if (rec.deleted) return { kind: 'skip', reason: 'deleted', hash };
+  return { kind: 'update', uuid, body, hash };
+}
+
+function byIdMap<Body>(body: Body, hash: string, known: IdMapEntry | undefined): Create<Body> | Update<Body> | Unchanged<Body> {
+  if (known?.uuid === undefined) return { kind: 'create', body, hash };
+  if (known.hash === hash) return { kind: 'unchanged', uuid: known.uuid, body, hash };
+  return { kind: 'update', uuid: known.uuid, body, hash };
+}
+
+function deadLetter(rejected: MapperReject): DeadLetter {
+  return { kind: 'dead-letter', reason: rejected.reason, code: 'MAPPING_REJECTED' };
+}
