@@ -2,19 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
+import { writeSampleFolder } from '../helpers/sample-folder.js';
 
 const CLIENT = 'client-acme';
 const writes = (rig: Rig): number => rig.sim.counters().writesCommitted;
-
-async function writeFolder(folder: string, data: SampleData): Promise<void> {
-  await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
-  await writeNdjson(join(folder, 'invoices.ndjson'), data.invoices);
-  await writeNdjson(join(folder, 'payments.ndjson'), data.payments);
-}
 
 describe('a file tenant syncs into the service exactly once', () => {
   let redis: TestRedis;
@@ -26,7 +20,7 @@ describe('a file tenant syncs into the service exactly once', () => {
     redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-sync-'));
     data = sampleData({ contacts: 800, seed: 7, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
-    await writeFolder(folder, data);
+    await writeSampleFolder(folder, data);
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }] });
   });
   afterAll(async () => {
@@ -88,7 +82,7 @@ describe('a file tenant syncs into the service exactly once', () => {
       inv.dueDate = '2026-12-31';
       inv.updatedAt = new Date(later + n).toISOString();
     }
-    await writeFolder(folder, data);
+    await writeSampleFolder(folder, data);
     const before = writes(rig);
     const run = await rig.sync('acme');
     expect(run.outcome).toBe('succeeded');
