@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Secret } from '../config/secret.js';
-import { key } from '../queues/names.js';
+import { clientKey } from '../redis/keys.js';
 
 /**
  * The Redis keys of one client's token protocol (a client key is the service's client id: two tenants with
@@ -23,8 +23,8 @@ export interface AuthKeys {
   readonly channel: string;
 }
 
-export function authKeys(prefix: string, clientKey: string): AuthKeys {
-  const k = (part: string): string => key(prefix, 'auth', clientKey, part);
+export function authKeys(prefix: string, client: string): AuthKeys {
+  const k = (part: string): string => clientKey(prefix, client, 'auth', part);
   return {
     token: k('token'),
     gate: k('gate'),

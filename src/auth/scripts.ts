@@ -1,4 +1,4 @@
-import { LuaScript, NOW_MS } from './lua.js';
+import { LuaScript, NOW_MS } from '../redis/script.js';
 
 /**
  * The Lua scripts of the token protocol. Each runs atomically in Redis, reads Redis's own clock, and purges
@@ -31,7 +31,7 @@ local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ttl)
 return {'ok', t[1], t[2]}`,
-  5,
+  { numKeys: 5 },
 );
 
 /** release. KEYS: leases, gate, limitWait. ARGV: leaseId, channel. Publishes only when someone listens for it. */
@@ -41,7 +41,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('PUBLISH', ARGV[2], 'released')
 end
 return removed`,
-  3,
+  { numKeys: 3 },
 );
 
 /**
@@ -56,7 +56,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local f = redis.call('HMGET', KEYS[4], 'reason', 'failures', 'nextAttemptAt', 'secretFingerprint')
 return {tostring(now), t[1] or '', t[2] or '', t[3] or '', tostring(has), tostring(redis.call('PTTL', KEYS[2])),
   tostring(redis.call('ZCARD', KEYS[3])), f[1] or '', f[2] or '', f[3] or '', f[4] or ''}`,
-  4,
+  { numKeys: 4 },
 );
 
 /** close the gate. KEYS: gate, leases. ARGV: owner, ttlMs. -> leases in flight. */
@@ -65,7 +65,7 @@ export const CLOSE_GATE = new LuaScript(
 redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 return redis.call('ZCARD', KEYS[2])`,
-  2,
+  { numKeys: 2 },
 );
 
 /** leases in flight. KEYS: leases. */
@@ -73,7 +73,7 @@ export const LEASE_COUNT = new LuaScript(
   `${NOW_MS}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])`,
-  1,
+  { numKeys: 1 },
 );
 
 /** open the gate if we closed it. KEYS: gate. ARGV: owner, channel. -> 1 when opened. */
@@ -84,7 +84,7 @@ export const OPEN_GATE = new LuaScript(
   return 1
 end
 return 0`,
-  1,
+  { numKeys: 1 },
 );
 
 /**
@@ -108,7 +108,7 @@ redis.call('DEL', KEYS[4])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 redis.call('PUBLISH', ARGV[5], 'rotated')
 return {nv}`,
-  4,
+  { numKeys: 4 },
 );
 
 /**
@@ -128,5 +128,5 @@ redis.call('HSET', KEYS[1], 'reason', ARGV[2], 'failures', n, 'nextAttemptAt', n
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 redis.call('PUBLISH', ARGV[6], 'failed')
 return {n, nextAt}`,
-  2,
+  { numKeys: 2 },
 );

@@ -1,8 +1,15 @@
+/**
+ * Locks: `RedisLock`, a single-instance Redis lock, and `keepAlive`, which holds any such lock for as long as
+ * its work runs and aborts a signal the moment the lock is known lost (also when an extend hangs).
+ */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { LuaScript } from './script.js';
 
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
-const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/** KEYS: lock. ARGV: owner. */
+const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`, { numKeys: 1 });
+/** KEYS: lock. ARGV: owner, ttl ms. */
+const EXTEND = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`, { numKeys: 1 });
 
 /**
  * A single-instance Redis lock: `SET key owner NX PX ttl`, released and extended only by its owner
@@ -35,7 +42,7 @@ export class RedisLock {
   }
 
   async extend(ttlMs = this.ttlMs): Promise<boolean> {
-    return (await this.redis.eval(EXTEND, 1, this.key, this.owner, String(ttlMs))) === 1;
+    return (await EXTEND.run(this.redis, [this.key], [this.owner, String(ttlMs)])) === 1;
   }
 
   async isHeld(): Promise<boolean> {
@@ -43,6 +50,74 @@ export class RedisLock {
   }
 
   async release(): Promise<boolean> {
-    return (await this.redis.eval(RELEASE, 1, this.key, this.owner)) === 1;
+    return (await RELEASE.run(this.redis, [this.key], [this.owner])) === 1;
   }
+}
+
+/** Why a keepAlive signal aborted. */
+export class LockLostError extends Error {
+  readonly code = 'LOCK_LOST';
+  constructor(
+    readonly lockKey: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LockLostError';
+  }
+}
+
+export interface KeepAlive {
+  /** Aborted (reason: LockLostError) when the lock is lost. Never aborted by `stop()`. */
+  readonly signal: AbortSignal;
+  stop(): void;
+}
+
+/**
+ * Extends `lock` every `intervalMs` (keep it well under the lock's TTL: a third is usual). The signal aborts
+ * when an extend finds another owner or no key, or when no extend has succeeded for a whole TTL (Redis
+ * unreachable, or a command hanging in a client that retries forever): by then the lock may have expired and
+ * been taken elsewhere. The check runs on its own timer, so a hung extend cannot hide the loss.
+ */
+export function keepAlive(lock: RedisLock, intervalMs: number, onLost?: (err: LockLostError) => void): KeepAlive {
+  const controller = new AbortController();
+  let stopped = false;
+  let inFlight = false;
+  // When the last successful extend was sent: the key lives at least a TTL from then.
+  let heldSince = Date.now();
+  let lastError: unknown;
+  const lose = (err: LockLostError): void => {
+    if (stopped) return;
+    stop();
+    controller.abort(err);
+    onLost?.(err);
+  };
+  const tick = (): void => {
+    if (stopped) return;
+    if (Date.now() - heldSince >= lock.ttlMs) {
+      lose(new LockLostError(lock.key, `lock ${lock.key} could not be extended for ${lock.ttlMs} ms`, { cause: lastError }));
+      return;
+    }
+    if (inFlight) return;
+    inFlight = true;
+    const sentAt = Date.now();
+    lock.extend().then(
+      (ok) => {
+        inFlight = false;
+        if (ok) heldSince = sentAt;
+        else lose(new LockLostError(lock.key, `lock ${lock.key} is no longer held by ${lock.owner}`));
+      },
+      (err: unknown) => {
+        inFlight = false;
+        lastError = err;
+      },
+    );
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  function stop(): void {
+    stopped = true;
+    clearInterval(timer);
+  }
+  return { signal: controller.signal, stop };
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { compareCursor, type Cursor } from '../platforms/types.js';
 import { stateKey } from './keys.js';
-import { LuaScript } from './script.js';
+import { stateScript } from './script.js';
 import { parseJson } from './stored.js';
 
 export const cursorSchema = z.object({
@@ -43,7 +43,7 @@ export const checkpointSchema = z.object({
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 
 /** HSET field to ARGV[2] only if it still holds ARGV[1] ('' = absent). */
-const CHECK_AND_SET = new LuaScript(`
+const CHECK_AND_SET = stateScript(`
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if (cur or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])

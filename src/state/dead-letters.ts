@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, LuaScript } from './script.js';
+import { LUA_HELPERS, stateScript } from './script.js';
 import { parseJson, StateCorruptError } from './stored.js';
 
 /** Stored `record` / `detail` larger than this (JSON bytes) are cut, with a note. */
@@ -83,7 +83,7 @@ end
 `;
 
 /** ARGV: (key, entity index, padded at, json) groups. */
-const ADD = new LuaScript(`${LUA_HEAD}
+const ADD = stateScript(`${LUA_HEAD}
 for i = 1, #ARGV, 4 do
   local k, e, at, json = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local attempts, first = 1, at
@@ -101,7 +101,7 @@ return #ARGV / 4
 `);
 
 /** ARGV: keys. Returns how many existed. */
-const REMOVE = new LuaScript(`${LUA_HEAD}
+const REMOVE = stateScript(`${LUA_HEAD}
 local n = 0
 for _, k in ipairs(ARGV) do
   local old = redis.call('HGET', KEYS[1], k)
@@ -116,7 +116,7 @@ return n
 `);
 
 /** KEYS: hash, zset. ARGV: 'rev' or 'fwd', min, max, offset, limit. Returns [member, value, ...]. */
-const RANGE = new LuaScript(`
+const RANGE = stateScript(`
 local members
 if ARGV[1] == 'rev' then
   members = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[3], ARGV[2], 'LIMIT', ARGV[4], ARGV[5])
@@ -132,7 +132,7 @@ end
 return out
 `);
 
-const COUNTS = new LuaScript(`
+const COUNTS = stateScript(`
 local out = { redis.call('HLEN', KEYS[1]) }
 for i = 3, #KEYS do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
 return out

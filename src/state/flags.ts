@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { stateKey } from './keys.js';
 
 /** Small per-tenant facts (e.g. "existing service contacts adopted"), one HASH per tenant. */
 export class TenantFlags {
@@ -7,7 +8,7 @@ export class TenantFlags {
     private readonly prefix: string,
   ) {}
   private key(tenant: string): string {
-    return `${this.prefix}:flags:${tenant}`;
+    return stateKey(this.prefix, 'flags', tenant);
   }
   async get(tenant: string, flag: string): Promise<string | null> {
     return this.redis.hget(this.key(tenant), flag);

@@ -71,7 +71,6 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
 }
 
 export { CursorStore, DeadLetterStore, IntentStore, PaymentLedger, PendingStore, RecordStateStore, RunStore, TenantRunLock };
-export { keepAlive, LockLostError, type KeepAlive } from './run-lock.js';
 export { StateCorruptError } from './stored.js';
 export { stateKey } from './keys.js';
 export type { RecordState, RecordStateEntry } from './record-state.js';

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { LuaScript } from './script.js';
+import { stateScript } from './script.js';
 import { hgetallPairs, parseJson } from './stored.js';
 
 export const intentSchema = z.object({
@@ -23,7 +23,7 @@ export interface IntentEntry extends Intent {
  * Begins the intents of ids that have none; an intent already there is left as it was and returned (its name
  * is the one a lookup must use). ARGV: id, value pairs. Returns id, old value pairs of the intents found.
  */
-const BEGIN_MANY = new LuaScript(`
+const BEGIN_MANY = stateScript(`
 local found = {}
 for i = 1, #ARGV, 2 do
   local old = redis.call('HGET', KEYS[1], ARGV[i])

@@ -1,9 +1,8 @@
 /**
- * Key layout of the state room. Every key is `<prefix>:<kind>:<tenant>[:<part>...]`, built with the shared
- * `key()` helper, so a tenant's keys share the prefix's `{hash tag}` (one Redis Cluster slot: multi-key Lua
- * over one tenant's keys is safe).
+ * The kinds of key the state room keeps, one tenant's each, named through `tenantKey` (src/redis/keys.ts, which
+ * owns the layout and the tenant-id guard): `<prefix>:<kind>:<tenant>[:<part>...]`.
  */
-import { key } from '../queues/names.js';
+import { tenantKey, type KeyKind, type KeyPart } from '../redis/keys.js';
 
 export const STATE_KINDS = {
   /** Id map and content hash: one HASH per (tenant, entity). */
@@ -15,21 +14,15 @@ export const STATE_KINDS = {
   pending: 'pending',
   ledger: 'ledger',
   runs: 'runs',
-  lock: 'lock',
-} as const;
-export type StateKind = (typeof STATE_KINDS)[keyof typeof STATE_KINDS];
+  /** The per-tenant run lock: `<prefix>:lock:run:<tenant>`. */
+  lock: ['lock', 'run'],
+  /** The record cache: one HASH per (tenant, entity). */
+  cache: 'cache',
+  flags: 'flags',
+} as const satisfies Record<string, KeyKind>;
+export type StateKind = keyof typeof STATE_KINDS;
 
-/** Tenant ids come validated from the tenants file; this guard keeps a stray value from reshaping a key. */
-const SAFE_TENANT = /^[A-Za-z0-9_.-]{1,128}$/;
-
-export function assertTenant(tenant: string): void {
-  if (!SAFE_TENANT.test(tenant)) {
-    throw new Error(`invalid tenant id for a state key: ${JSON.stringify(tenant.slice(0, 80))} (letters, digits, _ . - only)`);
-  }
-}
-
-/** `<prefix>:<kind>:<tenant>[:<part>...]`. */
-export function stateKey(prefix: string, kind: StateKind, tenant: string, ...parts: (string | number)[]): string {
-  assertTenant(tenant);
-  return key(prefix, kind, tenant, ...parts);
+/** A state key of `tenant`. */
+export function stateKey(prefix: string, kind: StateKind, tenant: string, ...parts: KeyPart[]): string {
+  return tenantKey(prefix, tenant, STATE_KINDS[kind], ...parts);
 }

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, LuaScript } from './script.js';
+import { LUA_HELPERS, stateScript } from './script.js';
 import { parseValue } from './stored.js';
 
 export const ledgerEntrySchema = z.object({
@@ -46,7 +46,7 @@ end
 `;
 
 /** KEYS: pay, inv. ARGV: (paymentId, invoiceId, amount, deleted) quads. */
-const SET_MANY = new LuaScript(`${LUA_LISTS}
+const SET_MANY = stateScript(`${LUA_LISTS}
 for i = 1, #ARGV, 4 do
   local pid, inv, amount, deleted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local old = redis.call('HGET', KEYS[1], pid)
@@ -71,7 +71,7 @@ return #ARGV / 4
 `);
 
 /** KEYS: pay, inv. ARGV: invoice ids. Per invoice: false (no payments known) or the live amounts. */
-const TOTALS = new LuaScript(`${LUA_LISTS}
+const TOTALS = stateScript(`${LUA_LISTS}
 local out = {}
 for i, inv in ipairs(ARGV) do
   local raw = redis.call('HGET', KEYS[2], inv)

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { LuaScript } from './script.js';
+import { stateScript } from './script.js';
 import { hgetallPairs, parseJson, StateCorruptError } from './stored.js';
 
 const bodySchema = z.object({ waitingFor: z.string(), record: z.unknown() });
@@ -21,7 +21,7 @@ export const pendingEntrySchema = z.object({
 export type PendingEntry = z.infer<typeof pendingEntrySchema>;
 
 /** ARGV: (id, firstSeenAt, json) triples. */
-const ADD = new LuaScript(`
+const ADD = stateScript(`
 for i = 1, #ARGV, 3 do
   local id, seen, json = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local old = redis.call('HGET', KEYS[1], id)

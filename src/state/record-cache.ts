@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
+import { stateKey } from './keys.js';
 
 /**
  * The last canonical contacts and invoices seen, per tenant (one HASH per entity, field = platform id).
@@ -25,7 +26,7 @@ export class RecordCache {
   ) {}
 
   private key(tenant: string, entity: 'contacts' | 'invoices'): string {
-    return `${this.prefix}:cache:${tenant}:${entity}`;
+    return stateKey(this.prefix, 'cache', tenant, entity);
   }
 
   async putMany<E extends 'contacts' | 'invoices'>(tenant: string, entity: E, items: Cached[E][]): Promise<void> {

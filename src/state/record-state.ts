@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, LuaScript } from './script.js';
+import { LUA_HELPERS, stateScript } from './script.js';
 import { pairs, parseValue } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
@@ -71,12 +71,12 @@ if #ended > 0 then chunked('HDEL', KEYS[2], ended) end`
 }
 return #order
 `;
-const SET_MANY = new LuaScript(setManySource(false));
+const SET_MANY = stateScript(setManySource(false));
 /** The same, and then the given intents end: in one atomic step, so an intent never ends before its mapping. */
-const SET_MANY_END_INTENTS = new LuaScript(setManySource(true));
+const SET_MANY_END_INTENTS = stateScript(setManySource(true));
 
 /** Drops the hash side of the given fields, keeping the uuid; a field left empty is deleted. */
-const STRIP_HASHES = new LuaScript(`${LUA_HELPERS}
+const STRIP_HASHES = stateScript(`${LUA_HELPERS}
 for _, id in ipairs(ARGV) do
   local old = redis.call('HGET', KEYS[1], id)
   if old then

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { LuaScript } from './script.js';
+import { stateScript } from './script.js';
 import { pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
 
 export const RUNS_KEPT = 100;
@@ -64,7 +64,7 @@ export const runRecordSchema = runStartSchema.extend({
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
 /** KEYS: index, run. ARGV: runId, startedAt, meta, keep, run key base. */
-const START = new LuaScript(`
+const START = stateScript(`
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'meta', ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
@@ -78,7 +78,7 @@ return 1
 `);
 
 /** KEYS: run. ARGV: 'set' | 'incr', then field/value pairs. Only on a run that exists (never resurrects one). */
-const PATCH = new LuaScript(`
+const PATCH = stateScript(`
 if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
 for i = 2, #ARGV, 2 do
   if ARGV[1] == 'incr' then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
@@ -88,7 +88,7 @@ return 1
 `);
 
 /** KEYS: index. ARGV: limit, run key base. Returns [runId, [field, value, ...], ...] newest first. */
-const RECENT = new LuaScript(`
+const RECENT = stateScript(`
 local out = {}
 for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
   out[#out + 1] = id

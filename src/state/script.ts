@@ -1,43 +1,24 @@
 /**
- * A Lua script run by SHA (EVALSHA), falling back to EVAL when the server does not know it yet (a new or
- * restarted Redis). One round trip in the steady state. Does not touch the client (no `defineCommand`), so
- * stores can share an injected connection.
+ * The state room's Lua, over the one script helper (src/redis/script.ts): a state script's `corrupt(key,
+ * field)` error reply comes back as a StateCorruptError, and LUA_HELPERS are the Lua functions state scripts
+ * share.
  */
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { LuaScript } from '../redis/script.js';
 import { StateCorruptError } from './stored.js';
 
-export type LuaArg = string | number;
-
-export class LuaScript {
-  readonly sha: string;
-  constructor(readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  async run(redis: Redis, keys: readonly string[], args: readonly LuaArg[]): Promise<unknown> {
-    try {
-      try {
-        return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
-      } catch (err) {
-        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return await redis.eval(this.source, keys.length, ...keys, ...args);
-      }
-    } catch (err) {
-      throw asCorrupt(err) ?? err;
-    }
-  }
+/** A Lua script of the state room (its STATE_CORRUPT replies become StateCorruptErrors). */
+export function stateScript(source: string): LuaScript {
+  return new LuaScript(source, { mapError: asCorrupt });
 }
 
 /** A script's `corrupt(key, field)` error reply, as a StateCorruptError. */
-function asCorrupt(err: unknown): StateCorruptError | undefined {
-  if (!(err instanceof Error)) return undefined;
+function asCorrupt(err: Error): StateCorruptError | undefined {
   const m = /^STATE_CORRUPT (\S+) (.*?)(?: script: [0-9a-f]{40}.*)?$/s.exec(err.message);
   return m ? new StateCorruptError(m[1] ?? '?', m[2], 'stored value does not fit its format') : undefined;
 }
 
 /**
- * Lua helpers shared by scripts: `corrupt(key, field)` raises the error reply `run` turns into a
+ * Lua helpers shared by scripts: `corrupt(key, field)` raises the error reply a state script turns into a
  * StateCorruptError; `chunked(cmd, key, list)` calls a variadic command in slices, so a large page never
  * hits Lua's `unpack` limit.
  */

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createRedis, connectRedis } from '../../src/redis/connection.js';
-import { keepAlive, LockLostError, TenantRunLock } from '../../src/state/run-lock.js';
+import { keepAlive, LockLostError } from '../../src/redis/lock.js';
+import { TenantRunLock } from '../../src/state/run-lock.js';
 import { spawnRedis, testPrefix, useRedisClient } from '../helpers/redis.js';
 
 function aborted(signal: AbortSignal): Promise<unknown> {

@@ -1,0 +1,60 @@
+/**
+ * Every Redis key of ours (BullMQ names its own) is built here, by scope: whose key it is decides how it is
+ * named, so a new layout (a hash tag per tenant, per client: issue 13) changes `join` and nothing else.
+ *
+ * Today every key is `<prefix>:<kind...>:<owner>[:<part>...]` under the one KEY_PREFIX (a `{hash tag}`, so all
+ * keys share one Cluster slot). test/redis/keys.test.ts pins the strings of every store.
+ */
+
+export type KeyPart = string | number;
+
+/** What a key holds: one word (`'ids'`) or a path of words (`['calls', 'ledger']`), written before its owner. */
+export type KeyKind = string | readonly string[];
+
+/** The one place the layout lives. `owner` is undefined for a key of the whole deployment. */
+function join(prefix: string, kind: KeyKind, owner: string | undefined, parts: readonly KeyPart[]): string {
+  return [prefix, ...(typeof kind === 'string' ? [kind] : kind), ...(owner === undefined ? [] : [owner]), ...parts].join(':');
+}
+
+/** Tenant ids come validated from the tenants file; this guard keeps a stray value from reshaping a key. */
+const SAFE_TENANT = /^[A-Za-z0-9_.-]{1,128}$/;
+
+function assertTenant(tenant: string): void {
+  if (!SAFE_TENANT.test(tenant)) {
+    throw new Error(`invalid tenant id for a Redis key: ${JSON.stringify(tenant.slice(0, 80))} (letters, digits, _ . - only)`);
+  }
+}
+
+/** A tenant's key (state, record cache, flags, run lock, call ledger): `<prefix>:<kind>:<tenant>[:<part>...]`. */
+export function tenantKey(prefix: string, tenant: string, kind: KeyKind, ...parts: KeyPart[]): string {
+  assertTenant(tenant);
+  return join(prefix, kind, tenant, parts);
+}
+
+/**
+ * A client's key: the collections service's client (the token protocol) or a platform app (Xero's per-app
+ * limit): `<prefix>:<kind>:<client>[:<part>...]`.
+ */
+export function clientKey(prefix: string, client: string, kind: KeyKind, ...parts: KeyPart[]): string {
+  return join(prefix, kind, client, parts);
+}
+
+/** A platform connection's key (Xero: one organisation's tokens and limits): `<prefix>:<kind>:<connection>[:<part>...]`. */
+export function connectionKey(prefix: string, connection: string, kind: KeyKind, ...parts: KeyPart[]): string {
+  return join(prefix, kind, connection, parts);
+}
+
+/** A call campaign's key: `<prefix>:<kind>:<campaign>[:<part>...]`. */
+export function campaignKey(prefix: string, campaign: string, kind: KeyKind, ...parts: KeyPart[]): string {
+  return join(prefix, kind, campaign, parts);
+}
+
+/** A key of the whole deployment (the schedules lock): `<prefix>:<part>...`. */
+export function globalKey(prefix: string, ...parts: KeyPart[]): string {
+  return join(prefix, [], undefined, parts);
+}
+
+/** A SCAN pattern for every key under `prefix`, ours and BullMQ's (the demo's clean-up on a shared Redis). */
+export function prefixPattern(prefix: string): string {
+  return `${prefix.replace(/([*?[\]\\])/g, '\\$1')}:*`;
+}
