@@ -13,7 +13,13 @@ import { loadTenants } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { QUEUES } from './queues/names.js';
+import { globalKey } from './redis/keys.js';
 import { RedisLock } from './redis/lock.js';
+
+/** The lock under which one process at a time upserts schedulers. */
+export function schedulesLockKey(prefix: string): string {
+  return globalKey(prefix, 'lock', 'schedules');
+}
 
 export interface WorkerOptions {
   /** Watch this tenants file and apply changes (schedules, credentials). */
@@ -140,7 +146,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
 
   const applySchedules = async (): Promise<void> => {
     // One process at a time upserts schedulers (bullmq #2876, #3381).
-    const lock = new RedisLock(app.redis, `${env.KEY_PREFIX}:lock:schedules`, 30_000);
+    const lock = new RedisLock(app.redis, schedulesLockKey(env.KEY_PREFIX), 30_000);
     if (!(await lock.acquireWithin(10_000))) return;
     try {
       await ensureSchedules(app.queues.schedule, app.tenants(), logger);

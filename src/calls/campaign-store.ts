@@ -8,6 +8,8 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { campaignKey, tenantKey } from '../redis/keys.js';
+import { LuaScript } from '../redis/script.js';
 import {
   campaignMetaSchema,
   entryRecordSchema,
@@ -24,14 +26,14 @@ import {
   type Target,
 } from './types.js';
 
-/** Sets a request's record only when its state is still ARGV[2]. */
-const CAS_REQUEST = `
+/** KEYS: the requests HASH. ARGV: field, state, value. Sets a request's record only when its state is still ARGV[2]. */
+const CAS_REQUEST = new LuaScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local ok, d = pcall(cjson.decode, v)
 if not ok or type(d) ~= 'table' or d.state ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1`;
+return 1`, { numKeys: 1 });
 
 export const ENTRY_STATES: readonly EntryState[] = ['planned', 'called', 'unknown', 'failed', 'cooldown', 'cancelled', 'confirmed', 'released'];
 
@@ -65,10 +67,10 @@ export class CampaignStore {
   }
 
   private k(id: string, part?: 'req' | 'ent' | 'skip' | 'input' | 'cancel' | 'lock'): string {
-    return `${this.prefix}:calls:c:${id}${part ? `:${part}` : ''}`;
+    return campaignKey(this.prefix, id, ['calls', 'c'], ...(part ? [part] : []));
   }
   private tk(tenant: string, part: 'campaigns' | 'unknown'): string {
-    return `${this.prefix}:calls:t:${tenant}:${part}`;
+    return tenantKey(this.prefix, tenant, ['calls', 't'], part);
   }
   lockKey(id: string): string {
     return this.k(id, 'lock');
@@ -136,7 +138,7 @@ export class CampaignStore {
   /** Writes `next` only if the request is still in state `from` (the step planned -> sending is taken once). */
   async transition(id: string, from: RequestState, next: RequestRecord): Promise<boolean> {
     const valid = requestRecordSchema.parse(next);
-    return (await this.redis.eval(CAS_REQUEST, 1, this.k(id, 'req'), String(valid.index), from, JSON.stringify(valid))) === 1;
+    return (await CAS_REQUEST.run(this.redis, [this.k(id, 'req')], [String(valid.index), from, JSON.stringify(valid)])) === 1;
   }
 
   async putRequest(id: string, rec: RequestRecord): Promise<void> {

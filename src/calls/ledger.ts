@@ -15,6 +15,8 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { tenantKey } from '../redis/keys.js';
+import { LuaScript } from '../redis/script.js';
 
 export const holdSchema = z.object({
   campaign: z.string(),
@@ -33,7 +35,8 @@ export interface LedgerOptions {
   minHoldMs?: number;
 }
 
-const RESERVE = `
+/** KEYS: the numbers' keys. ARGV: campaign, request, reserved value, hold ms. Returns '' (taken) or the holder's value per key. */
+const RESERVE = new LuaScript(`
 local out = {}
 for i, k in ipairs(KEYS) do
   local v = redis.call('GET', k)
@@ -49,10 +52,10 @@ for i, k in ipairs(KEYS) do
     end
   end
 end
-return out`;
+return out`);
 
-/** ARGV: campaign, request ('' = any), state ('' = delete), ttl ('' = keep, '0' = delete), now, from-state ('' = any). */
-const MARK = `
+/** KEYS: the numbers' keys. ARGV: campaign, request ('' = any), state ('' = delete), ttl ('' = keep, '0' = delete), now, from-state ('' = any). */
+const MARK = new LuaScript(`
 local n = 0
 for _, k in ipairs(KEYS) do
   local v = redis.call('GET', k)
@@ -74,7 +77,7 @@ for _, k in ipairs(KEYS) do
     end
   end
 end
-return n`;
+return n`);
 
 function parseHold(raw: string | null | undefined): LedgerHold | undefined {
   if (!raw) return undefined;
@@ -100,7 +103,7 @@ export class CallLedger {
   }
 
   key(tenant: string, number: string): string {
-    return `${this.prefix}:calls:ledger:${tenant}:${number}`;
+    return tenantKey(this.prefix, tenant, ['calls', 'ledger'], number);
   }
 
   /** Reserves every number it can for (campaign, request); the others come back with their holder. */
@@ -108,7 +111,7 @@ export class CallLedger {
     if (numbers.length === 0) return [];
     const value = JSON.stringify({ campaign, request: String(request), state: 'reserved', at: String(now) });
     const keys = numbers.map((n) => this.key(tenant, n));
-    const out = (await this.redis.eval(RESERVE, keys.length, ...keys, campaign, String(request), value, String(this.holdMs))) as string[];
+    const out = (await RESERVE.run(this.redis, keys, [campaign, String(request), value, String(this.holdMs)])) as string[];
     return numbers.map((number, i) => {
       const held = out[i];
       return held === '' || held === undefined ? { number, ok: true as const } : { number, ok: false as const, holder: parseHold(held) };
@@ -152,7 +155,7 @@ export class CallLedger {
   async #mark(tenant: string, campaign: string, request: number | undefined, numbers: readonly string[], state: string, ttl: string, now: number, from: string): Promise<number> {
     if (numbers.length === 0) return 0;
     const keys = numbers.map((n) => this.key(tenant, n));
-    const n = await this.redis.eval(MARK, keys.length, ...keys, campaign, request === undefined ? '' : String(request), state, ttl, String(now), from);
+    const n = await MARK.run(this.redis, keys, [campaign, request === undefined ? '' : String(request), state, ttl, String(now), from]);
     return Number(n);
   }
 }

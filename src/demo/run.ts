@@ -16,6 +16,7 @@ import { loadEnv } from '../config/env.js';
 import { parseTenants } from '../config/tenants.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { prefixPattern } from '../redis/keys.js';
 import { startSimulator, type Simulator, type SimulatorCounters } from '../simulator/index.js';
 import type { RunRecord } from '../state/index.js';
 import { startWorker, type RunningWorker } from '../worker.js';
@@ -111,7 +112,7 @@ async function dropKeys(url: string, prefix: string): Promise<void> {
   const client = new Redis(url, { maxRetriesPerRequest: 1 });
   client.on('error', () => undefined);
   try {
-    const stream = client.scanStream({ match: `${prefix.replace(/([*?[\]\\])/g, '\\$1')}:*`, count: 500 });
+    const stream = client.scanStream({ match: prefixPattern(prefix), count: 500 });
     for await (const keys of stream as AsyncIterable<string[]>) if (keys.length > 0) await client.unlink(...keys);
   } finally {
     client.disconnect();

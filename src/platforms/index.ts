@@ -22,7 +22,7 @@ export interface AdapterDeps {
   memoryPlatforms?: MemoryPlatformRegistry;
   /** Xero: the Redis connection for tokens and rate limits (shared by every process of the fleet). */
   redis?: Redis;
-  /** Xero: KEY_PREFIX, under which its keys live (`${prefix}:xero:<xeroTenantId>:...`). */
+  /** Xero: KEY_PREFIX, under which its keys live (`<prefix>:xero:<xeroTenantId>:...`: src/redis/keys.ts). */
   prefix?: string;
   /** Xero: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
   tokenKey?: string;

@@ -6,7 +6,7 @@ import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { QUEUES, type QueueName } from './names.js';
 
-export { QUEUES, jobId, key, type QueueName } from './names.js';
+export { QUEUES, jobId, type QueueName } from './names.js';
 
 export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   attempts: 8,

@@ -19,8 +19,3 @@ export function jobId(...parts: (string | number)[]): string {
   const id = parts.map((p) => String(p).replace(/[:\s]/g, '_')).join('.');
   return /^\d+$/.test(id) ? `j.${id}` : id;
 }
-
-/** Redis key helper for our own state (not BullMQ's): `<prefix>:<part>:<part>`. */
-export function key(prefix: string, ...parts: (string | number)[]): string {
-  return [prefix, ...parts].join(':');
-}

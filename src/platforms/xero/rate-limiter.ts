@@ -11,6 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { clientKey, connectionKey } from '../../redis/keys.js';
+import { LuaScript, NOW_MS } from '../../redis/script.js';
 import { PlatformRateLimitedError } from '../types.js';
 
 export type LimitScope = 'minute' | 'day' | 'concurrent' | 'app';
@@ -43,9 +45,7 @@ export const XERO_LIMITS: XeroLimits = {
  * ARGV: lease id, lease ms, concurrent, per minute, per day, app per minute.
  * Returns {1, 0, ''} when taken, or {0, wait ms, scope}.
  */
-const ACQUIRE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const ACQUIRE = new LuaScript(`${NOW_MS}
 local scopes = {'minute', 'day', 'concurrent', 'app'}
 for i = 5, 8 do
   local ttl = redis.call('PTTL', KEYS[i])
@@ -86,14 +86,14 @@ else
 end
 redis.call('PEXPIRE', KEYS[4], 120000)
 return {1, 0, ''}
-`;
+`, { numKeys: 8 });
 
-/** Sets a block only when it lasts longer than the one already there. */
-const BLOCK = `
+/** Sets a block only when it lasts longer than the one already there. KEYS: block. ARGV: ms. */
+const BLOCK = new LuaScript(`
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
 return 1
-`;
+`, { numKeys: 1 });
 
 export interface Lease {
   release(): Promise<void>;
@@ -114,10 +114,10 @@ export class XeroRateLimiter {
     limits: Partial<XeroLimits> = {},
   ) {
     this.limits = { ...XERO_LIMITS, ...limits };
-    const base = `${prefix}:xero:${connection}`;
-    const app = `${prefix}:xero:app:${clientId}`;
-    this.blockKeys = { minute: `${base}:block:minute`, day: `${base}:block:day`, concurrent: `${base}:block:concurrent`, app: `${app}:block` };
-    this.keys = [`${base}:inflight`, `${base}:minute`, `${base}:day`, `${app}:minute`, this.blockKeys.minute, this.blockKeys.day, this.blockKeys.concurrent, this.blockKeys.app];
+    const conn = (...parts: string[]): string => connectionKey(prefix, connection, 'xero', ...parts);
+    const app = (part: string): string => clientKey(prefix, clientId, ['xero', 'app'], part);
+    this.blockKeys = { minute: conn('block', 'minute'), day: conn('block', 'day'), concurrent: conn('block', 'concurrent'), app: app('block') };
+    this.keys = [conn('inflight'), conn('minute'), conn('day'), app('minute'), this.blockKeys.minute, this.blockKeys.day, this.blockKeys.concurrent, this.blockKeys.app];
   }
 
   /**
@@ -130,10 +130,9 @@ export class XeroRateLimiter {
     for (;;) {
       signal?.throwIfAborted();
       const l = this.limits;
-      const [ok, wait, scope] = (await this.redis.eval(
-        ACQUIRE, this.keys.length, ...this.keys,
+      const [ok, wait, scope] = (await ACQUIRE.run(this.redis, this.keys, [
         id, String(l.leaseMs), String(l.concurrent), String(l.perMinute), String(l.perDay), String(l.appPerMinute),
-      )) as [number, number, string];
+      ])) as [number, number, string];
       if (ok === 1) return { release: async () => void (await this.redis.zrem(this.keys[0]!, id)) };
       const waitMs = Math.max(1, Number(wait));
       if (scope === 'concurrent' && Date.now() + Math.min(waitMs, 100) < deadline) {
@@ -148,7 +147,7 @@ export class XeroRateLimiter {
   /** Stops every process's calls for `ms` (a 429, or a limit Xero reports as spent). */
   async block(scope: LimitScope, ms: number): Promise<void> {
     if (ms <= 0) return;
-    await this.redis.eval(BLOCK, 1, this.blockKeys[scope], String(Math.ceil(ms)));
+    await BLOCK.run(this.redis, [this.blockKeys[scope]], [String(Math.ceil(ms))]);
   }
 
   /** Reads Xero's `X-...-Remaining` headers and blocks a limit it reports as spent. */

@@ -1,5 +1,5 @@
 /**
- * Where a Xero connection's tokens live: one Redis hash per connection, `${prefix}:xero:<connection>:oauth`, with
+ * Where a Xero connection's tokens live: one Redis hash per connection (`<prefix>:xero:<connection>:oauth`), with
  * fields `v` (the version, raised by every write), `seed` (the fingerprint of the tenants file's refresh token the
  * chain started from), `seen` (fingerprints of every seed so far) and `state` (JSON; tokens encrypted, see
  * cipher.ts). Every write is one Lua script: a rotation is committed only while its writer still holds the
@@ -8,6 +8,8 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { connectionKey } from '../../redis/keys.js';
+import { LuaScript } from '../../redis/script.js';
 
 export const storedStateSchema = z.object({
   /** The current refresh token (encrypted). */
@@ -33,8 +35,8 @@ export interface StoredTokens {
   state: StoredState;
 }
 
-/** Starts the chain, or restarts it when the tenants file names a refresh token never seen before. */
-const SEED = `
+/** Starts the chain, or restarts it when the tenants file names a refresh token never seen before. KEYS: oauth. ARGV: fingerprint, state. */
+const SEED = new LuaScript(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then
   redis.call('HSET', KEYS[1], 'v', '1', 'seed', ARGV[1], 'seen', ARGV[1], 'state', ARGV[2])
@@ -50,17 +52,17 @@ local list = ARGV[1] .. ' ' .. seen
 if string.len(list) > 4000 then list = string.sub(list, 1, 4000) end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(v) + 1), 'seed', ARGV[1], 'seen', list, 'state', ARGV[2])
 return 2
-`;
+`, { numKeys: 1 });
 
-/** Writes a new state only while ARGV[1] holds the lock KEYS[2] and the version is still ARGV[2]. */
-const COMMIT = `
+/** Writes a new state only while ARGV[1] holds the lock KEYS[2] and the version is still ARGV[2]. KEYS: oauth, lock. */
+const COMMIT = new LuaScript(`
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
 local v = redis.call('HGET', KEYS[1], 'v')
 if v ~= ARGV[2] then return -2 end
 local next = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'v', tostring(next), 'state', ARGV[3])
 return next
-`;
+`, { numKeys: 2 });
 
 export type CommitResult = { ok: true; version: number } | { ok: false; why: 'lock-lost' | 'version-moved' };
 
@@ -73,8 +75,8 @@ export class XeroTokenStore {
     prefix: string,
     connection: string,
   ) {
-    this.key = `${prefix}:xero:${connection}:oauth`;
-    this.lockKey = `${prefix}:xero:${connection}:oauth-lock`;
+    this.key = connectionKey(prefix, connection, 'xero', 'oauth');
+    this.lockKey = connectionKey(prefix, connection, 'xero', 'oauth-lock');
   }
 
   /** The stored tokens; undefined when none; throws when the stored value is not ours (corrupt). */
@@ -94,13 +96,13 @@ export class XeroTokenStore {
 
   /** 0: already seeded from this (or an older) token; 1: first seed; 2: a new token restarted the chain. */
   async seed(fingerprint: string, state: StoredState): Promise<0 | 1 | 2> {
-    const r = await this.redis.eval(SEED, 1, this.key, fingerprint, JSON.stringify(state));
+    const r = await SEED.run(this.redis, [this.key], [fingerprint, JSON.stringify(state)]);
     return r === 1 ? 1 : r === 2 ? 2 : 0;
   }
 
   /** Commits `state` as version `expected + 1` if `owner` holds the lock and nobody wrote since `expected`. */
   async commit(expected: number, owner: string, state: StoredState): Promise<CommitResult> {
-    const r = Number(await this.redis.eval(COMMIT, 2, this.key, this.lockKey, owner, String(expected), JSON.stringify(state)));
+    const r = Number(await COMMIT.run(this.redis, [this.key, this.lockKey], [owner, String(expected), JSON.stringify(state)]));
     if (r === -1) return { ok: false, why: 'lock-lost' };
     if (r === -2) return { ok: false, why: 'version-moved' };
     return { ok: true, version: r };

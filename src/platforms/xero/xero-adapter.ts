@@ -31,7 +31,7 @@ import { parseListing, XERO_COLLECTION } from './schemas.js';
 export interface XeroAdapterOptions {
   /** A Redis connection for tokens and limits (the app's; not closed by the adapter). */
   redis: Redis;
-  /** KEY_PREFIX: keys are `${prefix}:xero:<xeroTenantId>:...`. */
+  /** KEY_PREFIX: keys are `<prefix>:xero:<xeroTenantId>:...` (src/redis/keys.ts). */
   prefix: string;
   /** PLATFORM_TOKEN_KEY (32 bytes, base64 or hex), or a ready cipher. */
   tokenKey: string | TokenCipher;
