@@ -63,16 +63,28 @@ export const runRecordSchema = runStartSchema.extend({
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
-/** KEYS: index, run. ARGV: runId, startedAt, meta, keep, run key base. */
+/** KEYS: index, run. ARGV: runId, startedAt, meta, keep. Returns the ids beyond the newest `keep`, for TRIM. */
 const START = stateScript(`
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'meta', ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-local keep = tonumber(ARGV[4])
-local n = redis.call('ZCARD', KEYS[1])
-if n > keep then
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, n - keep - 1)) do redis.call('DEL', ARGV[5] .. id) end
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - keep - 1)
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+if excess <= 0 then return {} end
+return redis.call('ZRANGE', KEYS[1], 0, excess - 1)
+`);
+
+/**
+ * KEYS: index, then run keys. ARGV: keep, then the run id of each run key. Deletes each run still beyond the
+ * newest `keep` (or no longer in the index), so a run started meanwhile under a trimmed id is kept.
+ */
+const TRIM = stateScript(`
+local keep = tonumber(ARGV[1])
+for i = 2, #KEYS do
+  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
+  if not rank or rank >= keep then
+    redis.call('DEL', KEYS[i])
+    redis.call('ZREM', KEYS[1], ARGV[i])
+  end
 end
 return 1
 `);
@@ -87,13 +99,10 @@ end
 return 1
 `);
 
-/** KEYS: index. ARGV: limit, run key base. Returns [runId, [field, value, ...], ...] newest first. */
-const RECENT = stateScript(`
+/** KEYS: run keys. Returns each run's [field, value, ...] (empty for a run trimmed since its id was read). */
+const READ = stateScript(`
 local out = {}
-for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
-  out[#out + 1] = id
-  out[#out + 1] = redis.call('HGETALL', ARGV[2] .. id)
-end
+for i, k in ipairs(KEYS) do out[i] = redis.call('HGETALL', k) end
 return out
 `);
 
@@ -118,18 +127,22 @@ export class RunStore {
     return stateKey(this.prefix, 'runs', tenant, 'index');
   }
 
-  private runBase(tenant: string): string {
-    return `${stateKey(this.prefix, 'runs', tenant, 'run')}:`;
-  }
-
   runKey(tenant: string, runId: string): string {
-    return `${this.runBase(tenant)}${runId}`;
+    return stateKey(this.prefix, 'runs', tenant, 'run', runId);
   }
 
-  /** Records a run's start (a run id seen again starts afresh) and trims the history to RUNS_KEPT. */
+  /**
+   * Records a run's start (a run id seen again starts afresh) and trims the history to `keep` (RUNS_KEPT): one
+   * round trip, and a second once the history is full (the trimmed runs' keys are read first, so the script
+   * that deletes them is given every key it touches). A crash between the two leaves one run too many, trimmed
+   * by the next start.
+   */
   async start(tenant: string, run: RunStart, keep = RUNS_KEPT): Promise<void> {
     const r = runStartSchema.parse(run);
-    await START.run(this.redis, [this.indexKey(tenant), this.runKey(tenant, r.runId)], [r.runId, r.startedAt, JSON.stringify(r), keep, this.runBase(tenant)]);
+    const index = this.indexKey(tenant);
+    const excess = z.array(z.string()).parse(await START.run(this.redis, [index, this.runKey(tenant, r.runId)], [r.runId, r.startedAt, JSON.stringify(r), keep]));
+    if (excess.length === 0) return;
+    await TRIM.run(this.redis, [index, ...excess.map((id) => this.runKey(tenant, id))], [keep, ...excess]);
   }
 
   /** Patches a run (one round trip). Returns false when the run is unknown (never started, or trimmed). */
@@ -166,16 +179,19 @@ export class RunStore {
     return this.decode(k, flat);
   }
 
-  /** The last `limit` runs, newest first (one round trip). */
+  /** The last `limit` runs, newest first (two round trips: the index, then every run it names at once). */
   async recent(tenant: string, limit = 20): Promise<RunRecord[]> {
     const n = Math.max(0, Math.min(limit, RUNS_KEPT));
     if (n === 0) return [];
-    const reply = (await RECENT.run(this.redis, [this.indexKey(tenant)], [n, this.runBase(tenant)])) as unknown[];
+    const ids = await this.redis.zrevrange(this.indexKey(tenant), 0, n - 1);
+    if (ids.length === 0) return [];
+    const keys = ids.map((id) => this.runKey(tenant, id));
+    const reply = (await READ.run(this.redis, keys, [])) as unknown[];
     const out: RunRecord[] = [];
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const run = this.decode(this.runKey(tenant, String(reply[i])), reply[i + 1]);
+    keys.forEach((k, i) => {
+      const run = this.decode(k, reply[i]);
       if (run) out.push(run);
-    }
+    });
     return out;
   }
 
