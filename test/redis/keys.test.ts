@@ -1,0 +1,144 @@
+/**
+ * Today's key strings, store by store, written out by hand: a change of layout (issue 13: a hash tag per
+ * tenant, per client) must show here as a deliberate diff, and a store that names a key on its own shows up
+ * as a key nobody expected. Each store writes through its public methods; the test lists what landed in Redis.
+ */
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { authKeys } from '../../src/auth/index.js';
+import { CallLedger, CampaignStore } from '../../src/calls/index.js';
+import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
+import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
+import { tenantKey } from '../../src/redis/keys.js';
+import { createStateStores } from '../../src/state/index.js';
+import { TenantFlags } from '../../src/state/flags.js';
+import { RecordCache } from '../../src/state/record-cache.js';
+import { schedulesLockKey } from '../../src/worker.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
+
+let redis: Redis;
+useRedisClient((client) => (redis = client));
+
+/** Every key under `prefix`, sorted. */
+async function keysUnder(prefix: string): Promise<string[]> {
+  return (await redis.keys(`${prefix.replace(/([*?[\]\\])/g, '\\$1')}:*`)).sort();
+}
+
+describe('key strings (pinned: no data migration in the Redis-room step)', () => {
+  it('state: id map, intents, cursors, checkpoint, dead letters, pending, payment ledger, runs, run lock', async () => {
+    const p = testPrefix();
+    const s = createStateStores(redis, p);
+    await s.records.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h1' }]);
+    await s.intents.begin('acme', 'c1', { name: 'n', at: 1, runId: 'run-1' });
+    await s.cursors.advance('acme', 'contacts', { updatedAt: '2026-01-01T00:00:00Z', id: 'c1' });
+    await s.cursors.saveCheckpoint('acme', 'run-1', 'invoices', { pageToken: 't', counts: {} });
+    await s.deadLetters.add('acme', [{ entity: 'invoices', platformId: 'i1', reason: 'r', code: 'c', runId: 'run-1', at: 1 }]);
+    await s.pending.add('acme', [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
+    await s.ledger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
+    await s.runs.start('acme', { runId: 'run-1', mode: 'full', startedAt: 1, trigger: 'test' });
+    expect(await s.runLock.acquire('acme', 'me', 60_000)).toBe(true);
+
+    expect(await keysUnder(p)).toEqual(
+      [
+        `${p}:checkpoint:acme`,
+        `${p}:cursors:acme`,
+        `${p}:dead:acme`,
+        `${p}:dead:acme:by:all`,
+        `${p}:dead:acme:by:invoices`,
+        `${p}:ids:acme:contacts`,
+        `${p}:intents:acme`,
+        `${p}:ledger:acme:inv`,
+        `${p}:ledger:acme:pay`,
+        `${p}:lock:run:acme`,
+        `${p}:pending:acme`,
+        `${p}:runs:acme:index`,
+        `${p}:runs:acme:run:run-1`,
+      ].sort(),
+    );
+    expect(s.runLock.key('acme')).toBe(`${p}:lock:run:acme`);
+    expect(s.runs.runKey('acme', 'run-1')).toBe(`${p}:runs:acme:run:run-1`);
+  });
+
+  it('record cache and flags', async () => {
+    const p = testPrefix();
+    await new RecordCache(redis, p).putMany('acme', 'contacts', [{ id: 'c1', name: 'n', updatedAt: '2026-01-01T00:00:00Z', deleted: false }]);
+    await new RecordCache(redis, p).putMany('acme', 'invoices', [
+      { id: 'i1', contactId: 'c1', updatedAt: '2026-01-01T00:00:00Z', status: 'AUTHORISED', deleted: false, number: 'INV-1', date: '2026-01-01', dueDate: '2026-02-01', total: 1 },
+    ]);
+    await new TenantFlags(redis, p).set('acme', 'adopted', '1');
+    expect(await keysUnder(p)).toEqual([`${p}:cache:acme:contacts`, `${p}:cache:acme:invoices`, `${p}:flags:acme`]);
+  });
+
+  it('call ledger and campaigns', async () => {
+    const p = testPrefix();
+    const number = '+966501234567';
+    await new CallLedger(redis, p, { cooldownMs: 60_000 }).reserve('acme', 'cmp-a', 0, [number]);
+    const store = new CampaignStore(redis, p);
+    const meta = { id: 'cmp-a', tenant: 'acme', source: 'list', dryRun: false, createdAt: Date.now(), status: 'queued' } as const;
+    await store.create(meta, [{ number, label: 'x', contact: { numberToCall: number } }]);
+    await store.storePlan(meta, { requests: [{ index: 0, state: 'planned', updatedAt: 1 }], entries: [{ number, request: 0, state: 'planned', label: 'x', at: 1 }], skipped: [] });
+    await store.cancel('cmp-a');
+    await store.addUnknown('acme', 'cmp-a', [number]);
+
+    expect(await keysUnder(p)).toEqual(
+      [
+        `${p}:calls:c:cmp-a`,
+        `${p}:calls:c:cmp-a:cancel`,
+        `${p}:calls:c:cmp-a:ent`,
+        `${p}:calls:c:cmp-a:input`,
+        `${p}:calls:c:cmp-a:req`,
+        `${p}:calls:c:cmp-a:skip`,
+        `${p}:calls:ledger:acme:${number}`,
+        `${p}:calls:t:acme:campaigns`,
+        `${p}:calls:t:acme:unknown`,
+      ].sort(),
+    );
+    expect(store.lockKey('cmp-a')).toBe(`${p}:calls:c:cmp-a:lock`);
+  });
+
+  it('the token protocol of a client', () => {
+    expect(authKeys('{cs}', 'client-1')).toEqual({
+      token: '{cs}:auth:client-1:token',
+      gate: '{cs}:auth:client-1:gate',
+      leases: '{cs}:auth:client-1:leases',
+      limitWait: '{cs}:auth:client-1:limit-wait',
+      failure: '{cs}:auth:client-1:failure',
+      lock: '{cs}:auth:client-1:lock',
+      channel: '{cs}:auth:client-1:events',
+    });
+  });
+
+  it('Xero: the tokens and limits of a connection, the limit of an app', async () => {
+    const p = testPrefix();
+    const tokens = new XeroTokenStore(redis, p, 'org-1');
+    expect([tokens.key, tokens.lockKey]).toEqual([`${p}:xero:org-1:oauth`, `${p}:xero:org-1:oauth-lock`]);
+    await tokens.seed('fp', { cur: 'x', rotations: 0 });
+    const limiter = new XeroRateLimiter(redis, p, 'org-1', 'app-1');
+    const lease = await limiter.acquire();
+    for (const scope of ['minute', 'day', 'concurrent', 'app'] as const) await limiter.block(scope, 60_000);
+
+    expect(await keysUnder(p)).toEqual(
+      [
+        `${p}:xero:app:app-1:block`,
+        `${p}:xero:app:app-1:minute`,
+        `${p}:xero:org-1:block:concurrent`,
+        `${p}:xero:org-1:block:day`,
+        `${p}:xero:org-1:block:minute`,
+        `${p}:xero:org-1:day`,
+        `${p}:xero:org-1:inflight`,
+        `${p}:xero:org-1:minute`,
+        `${p}:xero:org-1:oauth`,
+      ].sort(),
+    );
+    await lease.release();
+  });
+
+  it('the schedules lock', () => {
+    expect(schedulesLockKey('{cs}')).toBe('{cs}:lock:schedules');
+  });
+
+  it('a tenant id that would reshape a key is refused', async () => {
+    expect(() => tenantKey('{cs}', 'a:b', 'flags')).toThrow(/invalid tenant id/);
+    await expect(new TenantFlags(redis, '{cs}').set('x/y', 'f', '1')).rejects.toThrow(/invalid tenant id/);
+  });
+});
