@@ -9,7 +9,7 @@ export { daysBetween, todayUtc, outstandingOf, overdueInvoice, targetFor, rankAn
 export { selectOverdue, type Selection } from './source.js';
 export { amountDue, formatAmount, overdueTags, type DueInvoice } from './tags.js';
 export { parseCallList, listFormatOf, type ParsedList, type RowError, type ListContext } from './list-file.js';
-export { parseCsv, CsvError, type CsvRecord } from './csv.js';
+export { readCsv, detectDelimiter, parseDelimiter, DELIMITERS, type Delimiter, type CsvRead, type CsvRecord, type CsvProblem } from './csv.js';
 export { resolveSettings, requestBody, planRequests, chunk, DEFAULT_CURRENCY, type TenantCallDefaults, type SettingsCheck, type BodyCheck } from './plan.js';
 export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
 export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';

@@ -1,9 +1,11 @@
 /**
  * An explicit call list (CSV or JSON) to targets, every row checked before anything is sent.
  *
- * CSV: a header row, then one number per row. Columns: `number` (or `numberToCall`, `phone`, `phoneNumber`),
- * optional `firstName`, `lastName`, `name`, `tag.<key>` (prompt tags) and `meta.<key>` (metadata). Empty
- * cells are left out. Rows are numbered as lines of the file (the header is row 1).
+ * CSV (`.csv` or `.tsv`; comma, semicolon, tab or pipe, given or detected: see csv.ts): a header row, then one
+ * number per row. Columns: `number` (or `numberToCall`, `phone`, `phoneNumber`), optional `firstName`, `lastName`,
+ * `name`, `tag.<key>` (prompt tags) and `meta.<key>` (metadata). Empty cells are left out. Rows are numbered as
+ * lines of the file (the header is line 1). A file whose end cannot be read (a quote never closed) gives no
+ * targets at all.
  * JSON: an array of objects with `number` (or its aliases), optional `firstName`, `lastName`, `name`,
  * `promptTags` (string values only) and `metadata` (any values). Rows are numbered from 1.
  * `name` becomes the `customerName` tag unless one is given. Every row's metadata also gets `tenant` and
@@ -11,7 +13,7 @@
  */
 import { z } from 'zod';
 import { bulkCallContactSchema } from '../collections/schemas.js';
-import { CsvError, parseCsv } from './csv.js';
+import { readCsv, type Delimiter } from './csv.js';
 import { normalisePhone } from './phone.js';
 import type { Target } from './types.js';
 
@@ -24,6 +26,8 @@ export interface ParsedList {
   targets: Target[];
   errors: RowError[];
   rows: number;
+  /** What `RowError.row` counts: lines of a CSV file, rows of a JSON array. */
+  unit: 'line' | 'row';
 }
 
 export interface ListContext {
@@ -48,7 +52,7 @@ type Row = z.infer<typeof rowSchema>;
 
 export function listFormatOf(path: string): 'csv' | 'json' | undefined {
   const lower = path.toLowerCase();
-  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.csv') || lower.endsWith('.tsv')) return 'csv';
   if (lower.endsWith('.json')) return 'json';
   return undefined;
 }
@@ -92,9 +96,18 @@ function toTarget(row: Row, ctx: ListContext): { target: Target } | { error: str
   return { target: { number: phone.e164, label, contact: checked.data } };
 }
 
-function csvRows(text: string): { rows: { row: number; raw: Record<string, unknown> }[]; errors: RowError[] } {
-  const records = parseCsv(text);
-  const header = records[0];
+interface ReadRows {
+  rows: { row: number; raw: Record<string, unknown> }[];
+  errors: RowError[];
+  /** The file could not be read to its end: nothing of it is called. */
+  broken?: boolean;
+}
+
+function csvRows(text: string, delimiter: Delimiter | undefined): ReadRows {
+  const read = readCsv(text, delimiter === undefined ? {} : { delimiter });
+  const header = read.records[0];
+  const unreadHeader = read.problems.find((p) => p.line < (header?.line ?? Infinity));
+  if (unreadHeader) return { rows: [], errors: [{ row: unreadHeader.line, reason: `the header row cannot be read: ${unreadHeader.reason}` }], broken: true };
   if (!header) return { rows: [], errors: [{ row: 1, reason: 'the file is empty (a header row is needed)' }] };
   const errors: RowError[] = [];
   const columns = header.fields.map((name) => {
@@ -104,10 +117,12 @@ function csvRows(text: string): { rows: { row: number; raw: Record<string, unkno
   });
   const fieldNames = new Set<string>([...NUMBER_KEYS, 'firstName', 'lastName', 'name']);
   const unknown = columns.filter((c) => c.kind === 'field' && !fieldNames.has(c.key)).map((c) => c.key);
+  const twice = header.fields.filter((name, i) => header.fields.indexOf(name) !== i);
+  if (twice.length > 0) errors.push({ row: header.line, reason: `column${twice.length > 1 ? 's' : ''} ${[...new Set(twice)].join(', ')} given twice` });
   if (unknown.length > 0) errors.push({ row: header.line, reason: `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (use tag.<key> or meta.<key>)` });
   if (!columns.some((c) => c.kind === 'field' && (NUMBER_KEYS as readonly string[]).includes(c.key))) errors.push({ row: header.line, reason: 'no number column (number, numberToCall, phone or phoneNumber)' });
   if (errors.length > 0) return { rows: [], errors };
-  const rows = records.slice(1).map((rec) => {
+  const rows = read.records.slice(1).map((rec) => {
     const raw: Record<string, unknown> = {};
     const tags: Record<string, string> = {};
     const meta: Record<string, string> = {};
@@ -123,10 +138,10 @@ function csvRows(text: string): { rows: { row: number; raw: Record<string, unkno
     if (Object.keys(meta).length > 0) raw['metadata'] = meta;
     return { row: rec.line, raw };
   });
-  return { rows, errors };
+  return { rows, errors: [...errors, ...read.problems.map((p) => ({ row: p.line, reason: p.reason }))], broken: read.truncated };
 }
 
-function jsonRows(text: string): { rows: { row: number; raw: Record<string, unknown> }[]; errors: RowError[] } {
+function jsonRows(text: string): ReadRows {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -144,14 +159,9 @@ function jsonRows(text: string): { rows: { row: number; raw: Record<string, unkn
 }
 
 /** Every row checked; the targets of the good rows, and each bad row with its number and reason. */
-export function parseCallList(text: string, format: 'csv' | 'json', ctx: ListContext): ParsedList {
-  let read: ReturnType<typeof csvRows>;
-  try {
-    read = format === 'csv' ? csvRows(text) : jsonRows(text);
-  } catch (err) {
-    if (err instanceof CsvError) return { targets: [], errors: [{ row: err.line, reason: err.message.replace(/^line \d+: /, '') }], rows: 0 };
-    throw err;
-  }
+export function parseCallList(text: string, format: 'csv' | 'json', ctx: ListContext, options: { delimiter?: Delimiter } = {}): ParsedList {
+  const read = format === 'csv' ? csvRows(text, options.delimiter) : jsonRows(text);
+  const unit = format === 'csv' ? 'line' : 'row';
   const errors = [...read.errors];
   const targets: Target[] = [];
   const seen = new Map<string, number>();
@@ -177,7 +187,7 @@ export function parseCallList(text: string, format: 'csv' | 'json', ctx: ListCon
     }
     const first = seen.get(made.target.number);
     if (first !== undefined) {
-      errors.push({ row, reason: `the same number as row ${first} (${made.target.number})` });
+      errors.push({ row, reason: `the same number as ${unit} ${first} (${made.target.number})` });
       continue;
     }
     seen.set(made.target.number, row);
@@ -185,5 +195,5 @@ export function parseCallList(text: string, format: 'csv' | 'json', ctx: ListCon
   }
   if (read.rows.length === 0 && errors.length === 0) errors.push({ row: 0, reason: 'the list has no rows' });
   errors.sort((a, b) => a.row - b.row);
-  return { targets, errors, rows: read.rows.length };
+  return { targets: read.broken ? [] : targets, errors, rows: read.rows.length, unit };
 }

@@ -72,11 +72,28 @@ describe('calls on the command line', () => {
     expect(tenant.stderr).toContain('unknown tenant "nope"');
     expect(list.code).toBe(2);
     expect(list.stderr).toContain('2 bad row(s); nothing was queued');
-    expect(list.stderr).toContain('row 3: not a valid number for SA ("12345")');
-    expect(list.stderr).toContain('row 4: the same number as row 2');
+    expect(list.stderr).toContain('line 3: not a valid number for SA ("12345")');
+    expect(list.stderr).toContain('line 4: the same number as line 2');
     expect(one.code).toBe(2);
     expect(one.stderr).toContain('(Short Number Co) has no usable number: not a valid number');
     expect(cancel.code).toBe(2);
+    expect(callRequests(rig.sim)).toBe(0);
+    expect(await rig.app.queues.calls.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
+  });
+
+  it('queues nothing from a list with only bad rows, even with --skip-bad-rows, and refuses an unknown delimiter', async () => {
+    // Tab-separated with CR line endings: the delimiter is read from the header and lines are counted exactly.
+    await writeFile(join(dir, 'all-bad.tsv'), 'number\tname\r12345\tToo Short\r"0501234567"x\tGarbage\r');
+    const [allBad, delimiter] = await Promise.all([
+      cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'all-bad.tsv'), '--skip-bad-rows', '--wait']),
+      cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'all-bad.tsv'), '--delimiter', ':']),
+    ]);
+    expect(allBad.code).toBe(2);
+    expect(allBad.stderr).toContain('2 bad row(s); nothing was queued:');
+    expect(allBad.stderr).toContain('line 2: not a valid number for SA ("12345")');
+    expect(allBad.stderr).toContain('line 3: text after the closing quote of a cell');
+    expect(delimiter.code).toBe(2);
+    expect(delimiter.stderr).toContain('--delimiter must be one of , ; | tab (got ":")');
     expect(callRequests(rig.sim)).toBe(0);
     expect(await rig.app.queues.calls.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
   });

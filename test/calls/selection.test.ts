@@ -5,8 +5,6 @@ import {
   formatAmount,
   normalisePhone,
   overdueInvoice,
-  parseCallList,
-  parseCsv,
   planRequests,
   rankAndDedupe,
   requestBody,
@@ -151,55 +149,5 @@ describe('settings and requests', () => {
       body: { contacts: [{ numberToCall: '+966501111111' }, { numberToCall: '+966502222222' }], aiSettingsTemplateId: U1, updateExisting: false },
     });
     expect(requestBody([{ numberToCall: '' }], settings)).toMatchObject({ ok: false, problem: expect.stringContaining('contacts.0.numberToCall') as unknown });
-  });
-});
-
-describe('explicit lists', () => {
-  const listCtx = { tenant: 'acme', campaignId: 'cmp-list', region: 'SA' };
-  it('reads CSV with quotes, tags and metadata, and reports bad rows by row number', () => {
-    const csv = [
-      'number,firstName,name,tag.amountDue,meta.ref',
-      '0501234567,Sara,"Gulf Date Farms, Ltd",500 SAR,A-1',
-      '12345,Noura,Bad Number,,',
-      '"+966 55 123 4567",,"Quote ""Co""",,',
-      '050-123-4567,Dup,,,',
-      '0561234567,Too,Many,Cells,x,y',
-    ].join('\r\n');
-    const r = parseCallList(csv, 'csv', listCtx);
-    expect(r.rows).toBe(5);
-    expect(r.targets.map((t) => t.contact)).toEqual([
-      { numberToCall: '+966501234567', firstName: 'Sara', promptTags: { customerName: 'Gulf Date Farms, Ltd', amountDue: '500 SAR' }, metadata: { ref: 'A-1', tenant: 'acme', campaignId: 'cmp-list' } },
-      { numberToCall: '+966551234567', promptTags: { customerName: 'Quote "Co"' }, metadata: { tenant: 'acme', campaignId: 'cmp-list' } },
-    ]);
-    expect(r.errors).toEqual([
-      { row: 3, reason: expect.stringContaining('not a valid number') as unknown },
-      { row: 5, reason: 'the same number as row 2 (+966501234567)' },
-      { row: 6, reason: 'more cells than header columns' },
-    ]);
-  });
-
-  it('reads JSON rows and refuses non-string tags, unknown fields and reserved metadata', () => {
-    const json = JSON.stringify([
-      { numberToCall: '0501234567', promptTags: { invoiceNumbers: 'INV-9' }, metadata: { batch: 7 } },
-      { number: '0551234567', promptTags: { amountDue: 500 } },
-      { phone: '0561234567', colour: 'red' },
-      { number: '0571234567', metadata: { tenant: 'other' } },
-      'not an object',
-      { firstName: 'NoNumber' },
-    ]);
-    const r = parseCallList(json, 'json', listCtx);
-    expect(r.targets).toHaveLength(1);
-    expect(r.targets[0]?.contact.metadata).toEqual({ batch: 7, tenant: 'acme', campaignId: 'cmp-list' });
-    expect(r.errors.map((e) => e.row)).toEqual([2, 3, 4, 5, 6]);
-    expect(r.errors[0]?.reason).toContain('string values only');
-    expect(r.errors[1]?.reason).toContain('unknown field colour');
-    expect(r.errors[2]?.reason).toContain('metadata.tenant');
-    expect(r.errors[4]?.reason).toContain('number: required');
-  });
-
-  it('refuses a CSV without a number column and an unclosed quote', () => {
-    expect(parseCallList('name,email\nA,a@x.sa', 'csv', listCtx).errors[0]?.reason).toContain('unknown column email');
-    expect(parseCallList('number\n"0501234567', 'csv', listCtx).errors).toEqual([{ row: 2, reason: 'a quoted field is not closed' }]);
-    expect(parseCsv('a;b\n1;"x;y"\n')).toEqual([{ line: 1, fields: ['a', 'b'] }, { line: 2, fields: ['1', 'x;y'] }]);
   });
 });

@@ -13,6 +13,7 @@ import {
   listFormatOf,
   normalisePhone,
   parseCallList,
+  parseDelimiter,
   resolveSettings,
   resolveUnknown,
   waitForCampaign,
@@ -99,17 +100,22 @@ function overridesOf(tenant: TenantConfig, o: SettingFlags): CallOverrides {
   return overrides;
 }
 
-async function readList(path: string, tenant: TenantConfig, campaignId: string, skipBad: boolean): Promise<{ targets: Target[]; notes: string[] }> {
+async function readList(path: string, tenant: TenantConfig, campaignId: string, o: { skipBadRows?: boolean; delimiter?: string }): Promise<{ targets: Target[]; notes: string[] }> {
+  const skipBad = o.skipBadRows ?? false;
   const format = listFormatOf(path);
-  if (!format) throw new UsageError(`--list ${path}: give a .csv or .json file`);
+  if (!format) throw new UsageError(`--list ${path}: give a .csv, .tsv or .json file`);
+  const delimiter = o.delimiter === undefined ? undefined : parseDelimiter(o.delimiter);
+  if (o.delimiter !== undefined && (delimiter === undefined || format !== 'csv')) {
+    throw new UsageError(format === 'csv' ? `--delimiter must be one of , ; | tab (got "${o.delimiter}")` : '--delimiter is for .csv and .tsv lists');
+  }
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new UsageError(`--list ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-  const parsed = parseCallList(text, format, { tenant: tenant.id, campaignId, region: tenant.calls.defaultRegion });
-  const notes = parsed.errors.map((e) => `  ${e.row > 0 ? `row ${e.row}` : 'file'}: ${e.reason}`);
+  const parsed = parseCallList(text, format, { tenant: tenant.id, campaignId, region: tenant.calls.defaultRegion }, delimiter ? { delimiter } : {});
+  const notes = parsed.errors.map((e) => `  ${e.row > 0 ? `${parsed.unit} ${e.row}` : 'file'}: ${e.reason}`);
   const fatal = parsed.errors.some((e) => e.row <= 1);
   if (parsed.errors.length > 0 && (!skipBad || fatal || parsed.targets.length === 0)) {
     throw new UsageError(`--list ${path}: ${parsed.errors.length} bad row(s); nothing was queued${skipBad ? '' : ' (--skip-bad-rows calls the good ones)'}:\n${notes.join('\n')}`);
@@ -156,20 +162,22 @@ export function registerCalls(program: Command): void {
       .option('--overdue-days <n>', 'invoices at least this many days past due')
       .option('--min-amount <n>', 'invoices with at least this much outstanding', '0')
       .option('--as-of <YYYY-MM-DD>', 'count days overdue from this day (default today, UTC)')
-      .option('--list <file>', 'call the numbers of a .csv or .json list instead')
+      .option('--list <file>', 'call the numbers of a .csv, .tsv or .json list instead')
+      .option('--delimiter <char>', 'with a .csv/.tsv list: , ; | or tab (default: taken from the header line)')
       .option('--skip-bad-rows', 'with --list: call the good rows when some are bad')
       .option('--dry-run', 'show who would be called and who is left out; reserve and call nothing')
       .option('--wait', 'wait for the campaign and print its report; exit 0 all called, 3 unknown or failed outcomes, 1 failed')
       .option('--json', 'machine-readable output'),
-  ).action(async (o: SettingFlags & { tenant: string; overdueDays?: string; minAmount?: string; asOf?: string; list?: string; skipBadRows?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean }) => {
+  ).action(async (o: SettingFlags & { tenant: string; overdueDays?: string; minAmount?: string; asOf?: string; list?: string; delimiter?: string; skipBadRows?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean }) => {
     process.exitCode = await withCalls(async ({ app }, stores) => {
       const tenant = requireTenant(app, o.tenant);
       if ((o.list === undefined) === (o.overdueDays === undefined)) throw new UsageError('give --overdue-days (a selection of overdue invoices) or --list FILE, one of them');
+      if (o.delimiter !== undefined && o.list === undefined) throw new UsageError('--delimiter goes with --list FILE');
       const overrides = overridesOf(tenant, o);
       const campaignId = newCampaignId(o.dryRun ? 'dry' : 'cmp');
       const common = { tenantId: tenant.id, campaignId, overrides, dryRun: o.dryRun ?? false, requestedAt: Date.now() };
       if (o.list !== undefined) {
-        const { targets, notes } = await readList(o.list, tenant, campaignId, o.skipBadRows ?? false);
+        const { targets, notes } = await readList(o.list, tenant, campaignId, o);
         if (notes.length > 0 && !o.json) out(`left out of the list:\n${notes.join('\n')}`);
         await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'list' } }, targets);
       } else {
