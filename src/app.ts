@@ -98,8 +98,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const adapters = new Map<string, { config: TenantConfig; adapter: PlatformAdapter }>();
   const onRequest = metrics
     ? (e: RequestEvent): void => {
-        metrics.httpRequests.inc({ route: e.route, method: e.method, status: String(e.status) });
-        metrics.httpSeconds.observe({ route: e.route, method: e.method }, e.durationMs / 1000);
+        // The client's route names the method ("POST /contact"); the metric has a label for it.
+        const route = e.route.startsWith(`${e.method} `) ? e.route.slice(e.method.length + 1) : e.route;
+        metrics.httpRequests.inc({ route, method: e.method, status: String(e.status) });
+        metrics.httpSeconds.observe({ route, method: e.method }, e.durationMs / 1000);
       }
     : undefined;
 

@@ -1,15 +1,26 @@
 /**
  * Prometheus metrics (prom-client), one registry per process. The rooms take plain callbacks (hooks); this
  * module turns them into counters and histograms, so nothing below the composition root imports prom-client.
+ *
+ * Naming, as prom-client and stock dashboards expect: our families start with `collections_sync_`; the process
+ * and Node.js families of `collectDefaultMetrics` keep their own names (`process_*`, `nodejs_*`); label values of
+ * `outcome` are snake_case (`dead_lettered`) whatever the spelling of the caller's word (run counts say
+ * `deadLettered`); `route` is the path template alone, the method has its own label.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { packageVersion } from '../version.js';
+
+/** A counter with an `outcome` label, written in snake_case. */
+export interface OutcomeCounter<L extends string> {
+  inc(labels: LabelValues<L> & { outcome: string }, value?: number): void;
+}
 
 export interface Metrics {
   registry: Registry;
-  jobs: Counter<'queue' | 'outcome'>;
-  runs: Counter<'tenant' | 'outcome'>;
+  jobs: OutcomeCounter<'queue' | 'outcome'>;
+  runs: OutcomeCounter<'tenant' | 'outcome'>;
   runSeconds: Histogram<'tenant'>;
-  records: Counter<'tenant' | 'entity' | 'outcome'>;
+  records: OutcomeCounter<'tenant' | 'entity' | 'outcome'>;
   httpRequests: Counter<'route' | 'method' | 'status'>;
   httpSeconds: Histogram<'route' | 'method'>;
   rotations: Counter<'client' | 'reason'>;
@@ -19,14 +30,29 @@ export interface Metrics {
   cursorLagSeconds: Gauge<'tenant' | 'entity'>;
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+/** `deadLettered` → `dead_lettered`; words already in snake_case or lower case stay as they are. */
+export function snakeCase(word: string): string {
+  return word.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+function outcomeCounter<L extends string>(counter: Counter<L>): OutcomeCounter<L> {
+  return { inc: (labels, value) => counter.inc({ ...labels, outcome: snakeCase(labels.outcome) }, value) };
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean; version?: string } = {}): Metrics {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'collections_sync_' });
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const r = [registry];
+  new Gauge({
+    name: 'collections_sync_build_info',
+    help: 'Always 1; the labels say which version of collections-sync runs on which Node.js',
+    labelNames: ['version', 'node'],
+    registers: r,
+  }).set({ version: options.version ?? packageVersion(), node: process.version }, 1);
   return {
     registry,
-    jobs: new Counter({ name: 'collections_sync_jobs_total', help: 'Jobs ended, by queue and outcome', labelNames: ['queue', 'outcome'], registers: r }),
-    runs: new Counter({ name: 'collections_sync_runs_total', help: 'Sync runs ended, by tenant and outcome', labelNames: ['tenant', 'outcome'], registers: r }),
+    jobs: outcomeCounter(new Counter({ name: 'collections_sync_jobs_total', help: 'Jobs ended, by queue and outcome', labelNames: ['queue', 'outcome'], registers: r })),
+    runs: outcomeCounter(new Counter({ name: 'collections_sync_runs_total', help: 'Sync runs ended, by tenant and outcome', labelNames: ['tenant', 'outcome'], registers: r })),
     runSeconds: new Histogram({
       name: 'collections_sync_run_duration_seconds',
       help: 'Duration of sync runs',
@@ -34,15 +60,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       buckets: [1, 5, 15, 60, 300, 900, 3600, 14400],
       registers: r,
     }),
-    records: new Counter({
-      name: 'collections_sync_records_total',
-      help: 'Records by tenant, entity and outcome (created, updated, skipped, deadLettered, adopted, pending, unlinked, badRecords)',
-      labelNames: ['tenant', 'entity', 'outcome'],
-      registers: r,
-    }),
+    records: outcomeCounter(
+      new Counter({
+        name: 'collections_sync_records_total',
+        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records)',
+        labelNames: ['tenant', 'entity', 'outcome'],
+        registers: r,
+      }),
+    ),
     httpRequests: new Counter({
       name: 'collections_sync_service_requests_total',
-      help: 'Requests to the collections service by route, method and status',
+      help: 'Requests to the collections service by route (path template), method and status',
       labelNames: ['route', 'method', 'status'],
       registers: r,
     }),

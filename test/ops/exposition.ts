@@ -42,10 +42,12 @@ const LABEL_START = /[a-zA-Z_]/;
 const LABEL_CHAR = /[a-zA-Z0-9_]/;
 const TYPES: readonly MetricType[] = ['counter', 'gauge', 'histogram', 'summary', 'untyped'];
 
+/** A float as Go's strconv.ParseFloat reads it (the format's definition): its special values in any case. */
 function parseFloatStrict(text: string, line: number, what: string): number {
-  if (text === '+Inf' || text === 'Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  const special = /^([+-]?)(inf|infinity)$/i.exec(text);
+  if (special) return special[1] === '-' ? -Infinity : Infinity;
+  // prom-client writes NaN as `Nan`, which Prometheus (ParseFloat) reads.
+  if (/^nan$/i.test(text)) return NaN;
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new ExpositionError(line, `${what} "${text}" is not a float`);
   return Number(text);
 }

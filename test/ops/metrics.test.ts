@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/ops/metrics.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import type { SimulatorCounters } from '../../src/simulator/index.js';
@@ -29,6 +30,7 @@ const FAMILIES = [
   'collections_sync_gate_wait_seconds',
   'collections_sync_queue_jobs',
   'collections_sync_cursor_lag_seconds',
+  'collections_sync_build_info',
 ];
 
 describe('the ops port', () => {
@@ -84,7 +86,13 @@ describe('the ops port', () => {
     const requests = sumOf(f, 'collections_sync_service_requests_total') - sumOf(before.families, 'collections_sync_service_requests_total');
     expect(requests).toBe(apiRequests(simAfter) - apiRequests(simBefore));
     expect(requests).toBeGreaterThan(120);
-    expect(sumOf(f, 'collections_sync_service_requests_total', { route: 'POST /contact', status: '200' })).toBe(120);
+    expect(sumOf(f, 'collections_sync_service_requests_total', { route: '/contact', method: 'POST', status: '200' })).toBe(120);
+    // The route label is the path template alone; outcome label values are snake_case in every family.
+    const labelValues = (label: string): string[] => [...f.values()].flatMap((fam) => fam.samples.flatMap((x) => (x.labels[label] === undefined ? [] : [x.labels[label]])));
+    expect(labelValues('route').length).toBeGreaterThan(0);
+    for (const route of labelValues('route')) expect(route).toMatch(/^\/[^ ]*$/);
+    expect(labelValues('outcome').length).toBeGreaterThan(0);
+    for (const outcome of labelValues('outcome')) expect(outcome).toMatch(/^[a-z]+(_[a-z]+)*$/);
     const latencyCount = sumOf(f, 'collections_sync_service_request_duration_seconds', {}, 'collections_sync_service_request_duration_seconds_count');
     expect(latencyCount).toBe(sumOf(f, 'collections_sync_service_requests_total'));
     // Jobs, runs, rotations.
@@ -139,6 +147,8 @@ describe('the ops port', () => {
   it('the parser is strict: it refuses what the format forbids', () => {
     const ok = '# TYPE a_total counter\na_total{x="1"} 3\n';
     expect(parseExposition(ok).get('a_total')?.samples[0]?.value).toBe(3);
+    // Go's ParseFloat spellings of the special values (prom-client writes NaN as `Nan`).
+    expect(parseExposition('# TYPE g gauge\ng{x="a"} Nan\ng{x="b"} -inf\ng{x="c"} +Inf\n').get('g')?.samples.map((x) => x.value)).toEqual([NaN, -Infinity, Infinity]);
     const bad = [
       'garbage line here\n',
       '# TYPE a_total counter\na_total{x="1" 3\n',
@@ -149,7 +159,37 @@ describe('the ops port', () => {
       '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',
       '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3\n',
       '# TYPE a gauge\na 1',
+      '# TYPE a gauge\na NaNa\n',
     ];
     for (const text of bad) expect(() => parseExposition(text), JSON.stringify(text)).toThrow(ExpositionError);
+  });
+});
+
+describe('metric names', () => {
+  it('keeps the process and Node.js families unprefixed, as the stock dashboards expect, and says what runs', async () => {
+    const metrics = createMetrics();
+    const f = parseExposition(await metrics.registry.metrics());
+    const names = [...f.keys()];
+    for (const name of ['process_cpu_user_seconds_total', 'process_start_time_seconds', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(names, name).toContain(name);
+    expect(names.filter((n) => !n.startsWith('collections_sync_') && !n.startsWith('process_') && !n.startsWith('nodejs_'))).toEqual([]);
+    expect(names.filter((n) => /^collections_sync_(process|nodejs)_/.test(n))).toEqual([]);
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(f.get('collections_sync_build_info')?.samples).toEqual([{ name: 'collections_sync_build_info', labels: { version, node: process.version }, value: 1 }]);
+  });
+
+  it('writes outcome label values in snake_case whatever the caller says', async () => {
+    const metrics = createMetrics({ defaultMetrics: false, version: '9.9.9' });
+    metrics.records.inc({ tenant: 'acme', entity: 'invoices', outcome: 'deadLettered' }, 2);
+    metrics.records.inc({ tenant: 'acme', entity: 'contacts', outcome: 'badRecords' });
+    metrics.records.inc({ tenant: 'acme', entity: 'contacts', outcome: 'created' });
+    metrics.runs.inc({ tenant: 'acme', outcome: 'partial' });
+    const f = parseExposition(await metrics.registry.metrics());
+    expect(f.get('collections_sync_records_total')?.samples.map((x) => [x.labels['outcome'], x.value])).toEqual([
+      ['dead_lettered', 2],
+      ['bad_records', 1],
+      ['created', 1],
+    ]);
+    expect(sumOf(f, 'collections_sync_runs_total', { outcome: 'partial' })).toBe(1);
+    expect(sumOf(f, 'collections_sync_build_info', { version: '9.9.9' })).toBe(1);
   });
 });
