@@ -22,7 +22,7 @@ export interface Runtime {
 export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string } = {}): Promise<Runtime> {
   const env = loadEnv();
   const tenants = await loadTenants(options.tenantsFile ?? env.TENANTS_FILE);
-  const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, pretty: env.LOG_PRETTY });
+  const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, format: env.LOG_FORMAT });
   const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
   return { env, app, close: () => app.close() };
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
 
+export const LOG_FORMATS = ['json', 'json-iso', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const bool = (def: boolean) =>
   z
@@ -34,8 +37,11 @@ export const envSchema = z.object({
   /** The tenants file (JSON). */
   TENANTS_FILE: z.string().min(1).default('./tenants.json'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Human-readable logs (development only; needs the pino-pretty package). */
-  LOG_PRETTY: bool(false),
+  /**
+   * `json`: pino's JSON lines (epoch-ms `time`, numeric `level`); `json-iso`: the same lines with an ISO-8601 `time`
+   * and the level's name; `pretty`: for a terminal (needs the pino-pretty development package; JSON without it).
+   */
+  LOG_FORMAT: z.enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` }).default('json'),
   /** Jobs one worker process runs at once, per queue. */
   WORKER_CONCURRENCY: int(8, 1, 256),
   /** Requests one sync run keeps in flight to the service. */
@@ -79,6 +85,23 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * LOG_PRETTY, the switch LOG_FORMAT replaced, is still read: `true` means LOG_FORMAT=pretty. Setting it at all
+ * emits a DeprecationWarning (Node's own channel: stderr, silenced by --no-deprecation). Returns a problem, if any.
+ */
+function readLegacyPretty(source: NodeJS.ProcessEnv, cleaned: Record<string, string>): string | undefined {
+  const value = source['LOG_PRETTY'];
+  if (value === undefined || value === '') return undefined;
+  process.emitWarning('LOG_PRETTY is deprecated: use LOG_FORMAT=pretty (or leave both unset for JSON lines)', { type: 'DeprecationWarning', code: 'CS_LOG_PRETTY' });
+  const pretty = bool(false).safeParse(value);
+  if (!pretty.success) return '  - LOG_PRETTY: must be true or false (deprecated: use LOG_FORMAT)';
+  if (!pretty.data) return undefined;
+  const format = cleaned['LOG_FORMAT'];
+  if (format !== undefined && format !== 'pretty') return `  - LOG_PRETTY: true contradicts LOG_FORMAT=${format} (drop LOG_PRETTY, it is deprecated)`;
+  cleaned['LOG_FORMAT'] = 'pretty';
+  return undefined;
+}
+
 /** Parses the environment once; every bad key is reported in one message. Empty strings count as unset. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): Readonly<Env> {
   const cleaned: Record<string, string> = {};
@@ -86,9 +109,11 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Readonly<Env> 
     const value = source[key];
     if (value !== undefined && value !== '') cleaned[key] = value;
   }
+  const legacy = readLegacyPretty(source, cleaned);
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid environment:\n${formatIssues(parsed.error.issues, (path) => path.join('.'))}`);
+  if (!parsed.success || legacy !== undefined) {
+    const lines = [...(parsed.success ? [] : [formatIssues(parsed.error.issues, (path) => path.join('.'))]), ...(legacy === undefined ? [] : [legacy])];
+    throw new ConfigError(`invalid environment:\n${lines.join('\n')}`);
   }
   return Object.freeze(parsed.data);
 }

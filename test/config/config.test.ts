@@ -32,6 +32,35 @@ describe('environment', () => {
     expect(msg).toMatch(/SYNC_CONCURRENCY/);
     expect(msg).toMatch(/LOG_LEVEL/);
   });
+
+  it('takes LOG_FORMAT json, json-iso or pretty, and names it when it is anything else', () => {
+    expect(loadEnv({}).LOG_FORMAT).toBe('json');
+    expect(loadEnv({ LOG_FORMAT: 'json-iso' }).LOG_FORMAT).toBe('json-iso');
+    expect(() => loadEnv({ LOG_FORMAT: 'ecs' })).toThrow(/LOG_FORMAT: must be one of json, json-iso, pretty/);
+  });
+
+  it('still reads LOG_PRETTY=true as LOG_FORMAT=pretty, with a deprecation warning, and refuses a contradiction', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      expect(loadEnv({ LOG_PRETTY: 'true' }).LOG_FORMAT).toBe('pretty');
+      expect(loadEnv({ LOG_PRETTY: 'false' }).LOG_FORMAT).toBe('json');
+      expect(loadEnv({ LOG_PRETTY: 'true', LOG_FORMAT: 'pretty' }).LOG_FORMAT).toBe('pretty');
+      expect(() => loadEnv({ LOG_PRETTY: 'true', LOG_FORMAT: 'json-iso', SYNC_CONCURRENCY: '0' })).toThrow(
+        /SYNC_CONCURRENCY[\s\S]*LOG_PRETTY: true contradicts LOG_FORMAT=json-iso \(drop LOG_PRETTY, it is deprecated\)/,
+      );
+      expect(() => loadEnv({ LOG_PRETTY: 'maybe' })).toThrow(/LOG_PRETTY: must be true or false/);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => [w.name, (w as Error & { code?: string }).code, w.message])).toEqual(
+      Array(5).fill(['DeprecationWarning', 'CS_LOG_PRETTY', 'LOG_PRETTY is deprecated: use LOG_FORMAT=pretty (or leave both unset for JSON lines)']),
+    );
+    expect(loadEnv({}).LOG_FORMAT).toBe('json');
+  });
 });
 
 describe('tenants file', () => {

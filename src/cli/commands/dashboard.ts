@@ -32,7 +32,7 @@ export function registerDashboard(program: Command): void {
       const parsed = dashboardEnvSchema.safeParse(o.port === undefined ? cleaned : { ...cleaned, DASHBOARD_PORT: o.port });
       if (!parsed.success) throw new UsageError(`dashboard settings:\n${formatIssues(parsed.error.issues, (p) => p.join('.'))}`);
       const settings = parsed.data;
-      const logger = createLogger({ level: env.LOG_LEVEL, pretty: env.LOG_PRETTY });
+      const logger = createLogger({ level: env.LOG_LEVEL, format: env.LOG_FORMAT });
       const redis = await connectRedis(createRedis(env.REDIS_URL, 'worker'), env.REDIS_URL);
       redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
       const queues = createQueues(redis, env.KEY_PREFIX, logger);
