@@ -50,6 +50,9 @@ const serviceSchema = z.looseObject({
   volumes: z.array(z.string()).optional(),
   environment: z.record(z.string(), z.string()).optional(),
   stop_grace_period: z.string().optional(),
+  init: z.boolean().optional(),
+  depends_on: z.record(z.string(), z.looseObject({ condition: z.string(), required: z.boolean().optional() })).optional(),
+  healthcheck: z.looseObject({ test: z.array(z.string()).optional(), start_interval: z.string().optional(), disable: z.boolean().optional() }).optional(),
 });
 const composeSchema = z.looseObject({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()) });
 
@@ -70,8 +73,26 @@ describe('docker/compose.yaml', () => {
     expect(sample?.command).toEqual(['demo', '--write-sample', '/sample']);
     expect(dashboard?.profiles).toEqual(['dashboard']);
     expect(dashboard?.command?.[0]).toBe('dashboard');
-    // Every app service runs the one image.
+    // Every app service runs the one image, with an init as PID 1 (signals forwarded, children reaped).
     for (const s of [worker, simulator, sample, dashboard]) expect(s?.image).toBe(worker?.image);
+    for (const s of [worker, simulator, sample, dashboard]) expect(s?.init).toBe(true);
+    // Redis is a fixed release, not a floating tag.
+    expect(redis?.image).toMatch(/^redis:7\.\d+\.\d+(-bookworm)?(@sha256:[0-9a-f]{64})?$/);
+  });
+
+  it('starts the worker of the simulator profile after the sample is written and the simulator is healthy', async () => {
+    const compose = composeSchema.parse(parseYaml(await read('docker/compose.yaml'), { merge: true }));
+    const { worker, simulator, sample } = compose.services;
+    expect(worker?.depends_on).toEqual({
+      redis: { condition: 'service_healthy' },
+      // Not required: without the profile these services are disabled and the worker starts alone.
+      sample: { condition: 'service_completed_successfully', required: false },
+      simulator: { condition: 'service_healthy', required: false },
+    });
+    expect(sample?.profiles).toEqual(['simulator']);
+    expect(sample?.healthcheck?.disable).toBe(true);
+    expect(simulator?.healthcheck?.test?.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(simulator?.healthcheck?.test?.[3]).toContain(`:${simulator?.command?.[simulator.command.indexOf('--port') + 1] ?? '?'}/`);
   });
 
   it("ships a tenants example that works with the simulator profile's client and sample folder", async () => {
