@@ -35,6 +35,16 @@ describe('calls on the command line', () => {
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('exit', (code) => resolve({ code, stdout, stderr }));
     });
+  /** Exit 2 with each of these in its message. */
+  const refused = (r: Run, ...parts: string[]): void => {
+    expect(r.code, r.stderr).toBe(2);
+    for (const part of parts) expect(r.stderr).toContain(part);
+  };
+  /** No call request reached the service and no campaign job was queued. */
+  const nothingQueued = async (): Promise<void> => {
+    expect(callRequests(rig.sim)).toBe(0);
+    expect(await rig.app.queues.calls.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
+  };
   const uuidOf = (id: string) => rig.sim.data('client-acme').contacts.find((c) => c.extPlatformId === id)!.uuid;
   const overdue = ['--tenant', 'acme', '--overdue-days', '30', '--min-amount', '100', '--as-of', AS_OF];
 
@@ -70,15 +80,11 @@ describe('calls on the command line', () => {
     expect(template.stderr).toContain('--batch-size must be a whole number from 10 to 1000 (got "5")');
     expect(tenant.code).toBe(2);
     expect(tenant.stderr).toContain('unknown tenant "nope"');
-    expect(list.code).toBe(2);
-    expect(list.stderr).toContain('2 bad row(s); nothing was queued');
-    expect(list.stderr).toContain('line 3: not a valid number for SA ("12345")');
-    expect(list.stderr).toContain('line 4: the same number as line 2');
+    refused(list, '2 bad row(s); nothing was queued', 'line 3: not a valid number for SA ("12345")', 'line 4: the same number as line 2');
     expect(one.code).toBe(2);
     expect(one.stderr).toContain('(Short Number Co) has no usable number: not a valid number');
     expect(cancel.code).toBe(2);
-    expect(callRequests(rig.sim)).toBe(0);
-    expect(await rig.app.queues.calls.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
+    await nothingQueued();
   });
 
   it('queues nothing from a list with only bad rows, even with --skip-bad-rows, and refuses an unknown delimiter', async () => {
@@ -88,14 +94,9 @@ describe('calls on the command line', () => {
       cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'all-bad.tsv'), '--skip-bad-rows', '--wait']),
       cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'all-bad.tsv'), '--delimiter', ':']),
     ]);
-    expect(allBad.code).toBe(2);
-    expect(allBad.stderr).toContain('2 bad row(s); nothing was queued:');
-    expect(allBad.stderr).toContain('line 2: not a valid number for SA ("12345")');
-    expect(allBad.stderr).toContain('line 3: text after the closing quote of a cell');
-    expect(delimiter.code).toBe(2);
-    expect(delimiter.stderr).toContain('--delimiter must be one of , ; | tab (got ":")');
-    expect(callRequests(rig.sim)).toBe(0);
-    expect(await rig.app.queues.calls.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
+    refused(allBad, '2 bad row(s); nothing was queued:', 'line 2: not a valid number for SA ("12345")', 'line 3: text after the closing quote of a cell');
+    refused(delimiter, '--delimiter must be one of , ; | tab (got ":")');
+    await nothingQueued();
   });
 
   it('previews, runs, lists and reports a campaign; unknown outcomes exit 3 and can be released', async () => {
