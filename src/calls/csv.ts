@@ -75,11 +75,15 @@ export function readCsv(input: string, options: { delimiter?: Delimiter } = {}):
   const text = (input.startsWith('\uFEFF') ? input.slice(1) : input).replace(/\r\n?/g, '\n');
   const delimiter = options.delimiter ?? detectDelimiter(text);
   const lines = text.split('\n');
+  /** Where each line starts in `text`. */
   const offsets: number[] = [];
-  lines.reduce((at, l) => (offsets.push(at), at + l.length + 1), 0);
+  for (let i = 0, at = 0; i < lines.length; at += (lines[i]?.length ?? 0) + 1, i += 1) offsets.push(at);
   const records: CsvRecord[] = [];
   const problems: CsvProblem[] = [];
-  const stop = (line: number, reason: string): CsvRead => (problems.push({ line, reason }), { records, problems, delimiter, truncated: true });
+  const stop = (line: number, reason: string): CsvRead => {
+    problems.push({ line, reason });
+    return { records, problems, delimiter, truncated: true };
+  };
   // After a row that does not parse, reading starts again on the next line: `from` is that line (1-based).
   for (let from = 1; from <= lines.length; ) {
     const before = from - 1;

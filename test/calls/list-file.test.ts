@@ -121,6 +121,14 @@ describe('explicit lists', () => {
     expect(r.errors).toEqual([{ row: 4, reason: 'a quoted cell is not closed: nothing from here to the end of the file was read' }]);
   });
 
+  it('gives up on a file of unreadable lines after 200 of them, and calls nothing of it', () => {
+    const text = ['number', '0501234567', ...Array.from({ length: 300 }, (_, i) => `"05${String(i).padStart(8, '0')}"x`)].join('\n');
+    const r = parseCallList(text, 'csv', listCtx);
+    expect(r.targets).toEqual([]);
+    expect(r.errors).toHaveLength(201);
+    expect(r.errors.at(-1)).toEqual({ row: 203, reason: '200 lines could not be read; the rest of the file was not (is it CSV?)' });
+  });
+
   it('a file with no rows, or only bad ones, gives no targets', () => {
     expect(parseCallList('number,name\n', 'csv', listCtx)).toMatchObject({ targets: [], errors: [{ row: 0, reason: 'the list has no rows' }] });
     expect(parseCallList('', 'csv', listCtx)).toMatchObject({ targets: [], errors: [{ row: 1, reason: expect.stringContaining('the file is empty') as unknown }] });
