@@ -5,7 +5,7 @@
  * and the cursor advances only when the whole listing of an entity is pushed or dead-lettered.
  */
 import { ENTITIES, type Entity } from '../../src/glossary.js';
-import { describeIssues, recordSchemas } from '../../src/platforms/records.js';
+import { checkRecord } from '../../src/platforms/records.js';
 import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
 import { readFrom } from '../../src/sync/read-from.js';
 import type { RunContext } from './context.js';
@@ -150,9 +150,9 @@ async function replayEntity(ctx: RunContext, entity: Entity): Promise<void> {
     const bad: BadRecord[] = [];
     for (const entry of batch.entries) {
       if (entry.record === undefined) continue;
-      const parsed = recordSchemas[entity].safeParse(entry.record);
-      if (parsed.success) records.push(parsed.data);
-      else bad.push({ entity, place: entry.place ?? `dead letter ${entry.key}`, reason: describeIssues(parsed.error.issues), ...(entry.platformId ? { platformId: entry.platformId } : {}) });
+      const checked = checkRecord(entity, entry.record);
+      if (checked.ok) records.push(checked.record);
+      else bad.push({ entity, place: entry.place ?? `dead letter ${entry.key}`, reason: checked.reason, ...(entry.platformId ? { platformId: entry.platformId } : {}) });
     }
     await push(ctx, entity, { records, bad, ordered: false } as Page<Entity>);
     pages += 1;

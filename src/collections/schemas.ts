@@ -6,6 +6,7 @@
  * The simulator validates with the same schemas, so local refusals and the simulator's 422s agree.
  */
 import { z } from 'zod';
+import { isMissing } from '../zod-issues.js';
 
 // ---------- building blocks ----------
 /** Strings of contact and invoice fields: 1-255 characters. */
@@ -26,6 +27,13 @@ export const paymentType = z.enum(['PAYMENT', 'CREDIT_MEMO', 'OTHER_PAYMENT', 'J
 export const errorDetail = z.record(z.string(), z.unknown());
 /** `customFields`: element shape not shown; passed through as given. */
 export const customFields = z.array(z.unknown());
+
+/**
+ * A number in a query string, coerced. A value that is not a number came as text (a query has nothing else),
+ * which is what the message says, not zod's "received NaN" of the coerced value.
+ */
+const queryNumber = () =>
+  z.coerce.number({ error: (iss) => (iss.code === 'invalid_type' ? 'Invalid input: expected number, received string' : undefined) });
 
 // ---------- contacts (requests) ----------
 /** The string fields shared by contacts and secondary contacts, all 1-255. */
@@ -119,8 +127,8 @@ export const contactSchema = z.looseObject({
 
 /** GET /contact query, camelCase here; `CONTACT_LIST_PARAMS` gives each one's kebab-case wire name. */
 export const contactListQuerySchema = z.object({
-  page: z.coerce.number().int().min(1).optional(),
-  size: z.coerce.number().int().min(1).max(100).optional(),
+  page: queryNumber().int().min(1).optional(),
+  size: queryNumber().int().min(1).max(100).optional(),
   name: z.string().max(255).optional(),
   uuid: uuid.optional(),
   accountNumber: z.string().max(255).optional(),
@@ -128,12 +136,12 @@ export const contactListQuerySchema = z.object({
   workflowUuid: uuid.optional(),
   remindersEnabled: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).optional(),
   reminderStatus: z.string().optional(),
-  totalAmountFrom: z.coerce.number().optional(),
-  totalAmountTo: z.coerce.number().optional(),
-  outstandingAmountFrom: z.coerce.number().optional(),
-  outstandingAmountTo: z.coerce.number().optional(),
-  totalInvoicesFrom: z.coerce.number().int().optional(),
-  totalInvoicesTo: z.coerce.number().int().optional(),
+  totalAmountFrom: queryNumber().optional(),
+  totalAmountTo: queryNumber().optional(),
+  outstandingAmountFrom: queryNumber().optional(),
+  outstandingAmountTo: queryNumber().optional(),
+  totalInvoicesFrom: queryNumber().int().optional(),
+  totalInvoicesTo: queryNumber().int().optional(),
 });
 export type ContactListQuery = z.input<typeof contactListQuerySchema>;
 
@@ -277,7 +285,8 @@ export type ValidationDetail = z.infer<typeof validationDetailSchema>;
 
 /**
  * zod issues as the service's 422 `detail`: `loc` starts with `body`, `query` or `path` (FastAPI's form),
- * `type` follows pydantic's names where one fits.
+ * `type` follows pydantic's names where one fits. The issues must come from a parse with `REPORT_INPUT`: a
+ * missing value is told from a wrong one by the issue's input.
  */
 export function toValidationDetail(issues: readonly z.core.$ZodIssue[], where: 'body' | 'query' | 'path', rename?: (key: PropertyKey) => string | number): ValidationDetail[] {
   return issues.map((issue) => ({
@@ -294,7 +303,7 @@ function issueType(issue: z.core.$ZodIssue): string {
     case 'too_big':
       return issue.origin === 'string' ? 'string_too_long' : issue.origin === 'array' ? 'too_long' : 'less_than_equal';
     case 'invalid_type':
-      return issue.input === undefined ? 'missing' : `${issue.expected}_type`;
+      return isMissing(issue) ? 'missing' : `${issue.expected}_type`;
     case 'invalid_format':
       return issue.format === 'regex' ? 'string_pattern_mismatch' : `${issue.format}_parsing`;
     case 'invalid_value':

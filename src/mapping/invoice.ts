@@ -16,6 +16,7 @@
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
 import { checkString, optionalText } from './fields.js';
+import { REPORT_INPUT } from '../zod-issues.js';
 import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
 export interface InvoiceContext {
@@ -55,7 +56,7 @@ export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapp
     if (text !== undefined) body[field] = text;
   }
 
-  const parsed = invoiceUpsertSchema.safeParse(body);
+  const parsed = invoiceUpsertSchema.safeParse(body, REPORT_INPUT);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
   return { kind: 'push', body: parsed.data, dropped: [] };
 }

@@ -3,6 +3,7 @@
  * A record that breaks these rules is a bad record: reported with its place and reason, never pushed.
  */
 import { z } from 'zod';
+import { isMissing, REPORT_INPUT } from '../zod-issues.js';
 
 const s255 = z.string().min(1).max(255);
 const timestamp = z.iso.datetime({ offset: true });
@@ -124,13 +125,14 @@ export function issuePath(path: readonly PropertyKey[]): string {
   return out || '(record)';
 }
 
-/** Every issue as `field: message`, joined by `; `. A missing field says `required`. Never quotes the value. */
+/**
+ * Every issue as `field: message`, joined by `; `. A missing field says `required`; a wrong one says what was
+ * expected and what came (`expected number, received string`). Never quotes the value. The issues must come
+ * from a parse with `REPORT_INPUT`.
+ */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
-    .map((issue) => {
-      const missing = issue.code === 'invalid_type' && issue.input === undefined;
-      return `${issuePath(issue.path)}: ${missing ? 'required' : issue.message}`;
-    })
+    .map((issue) => `${issuePath(issue.path)}: ${isMissing(issue) ? 'required' : issue.message}`)
     .join('; ');
 }
 
@@ -151,7 +153,7 @@ export function rawCursor(raw: unknown): { updatedAt: string; id: string } | und
 
 /** Validates one raw record of `entity`: the record with defaults applied, or the reason it is bad. */
 export function checkRecord<E extends keyof RecordOf>(entity: E, raw: unknown): RecordCheck<E> {
-  const parsed = recordSchemas[entity].safeParse(raw);
+  const parsed = recordSchemas[entity].safeParse(raw, REPORT_INPUT);
   if (parsed.success) return { ok: true, record: parsed.data as RecordOf[E] };
   const platformId = rawId(raw);
   const reason = describeIssues(parsed.error.issues);

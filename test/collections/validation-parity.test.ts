@@ -24,6 +24,8 @@ interface Case {
   body?: unknown;
   viaClient: (c: CollectionsClient) => Promise<unknown>;
   loc: (string | number)[];
+  /** The `type` and a part of `msg` both sides must give, when the case is about what they say. */
+  says?: { type: string; msg: string };
 }
 
 const invoice = (over: Partial<InvoiceUpsert>): InvoiceUpsert => ({ number: 'INV-P', date: '2024-01-01', dueDate: '2024-01-31', total: 1, contactUuid, ...over });
@@ -37,6 +39,11 @@ const cases = (): Case[] => [
   { name: 'numberToCall too long', route: 'POST /ai/phone-calls/action/call-bulk', method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: { contacts: [{ numberToCall: '1'.repeat(101) }] }, viaClient: (c) => c.bulkCall({ contacts: [{ numberToCall: '1'.repeat(101) }] }), loc: ['body', 'contacts', 0, 'numberToCall'] },
   { name: "countryCode 'sa'", route: 'POST /ai/phone-calls/action/call-bulk', method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: bulk({ countryCode: 'sa' }), viaClient: (c) => c.bulkCall(bulk({ countryCode: 'sa' })), loc: ['body', 'countryCode'] },
   { name: 'batchSize 5', route: 'POST /ai/phone-calls/action/call-bulk', method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: bulk({ batchSize: 5 }), viaClient: (c) => c.bulkCall(bulk({ batchSize: 5 })), loc: ['body', 'batchSize'] },
+  // A value of the wrong type is not a missing one: both sides say what was expected and what came.
+  { name: 'promptTags.amount a number', route: 'POST /ai/phone-calls/action/call-bulk', method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: { contacts: [{ numberToCall: '+966500000001', promptTags: { amount: 5 } }] }, viaClient: (c) => c.bulkCall({ contacts: [{ numberToCall: '+966500000001', promptTags: { amount: 5 as unknown as string } }] }), loc: ['body', 'contacts', 0, 'promptTags', 'amount'], says: { type: 'string_type', msg: 'expected string, received number' } },
+  { name: 'total-amount-from=abc', route: 'GET /contact', method: 'GET', path: '/contact?total-amount-from=abc', viaClient: (c) => c.listContacts({ totalAmountFrom: 'abc' }), loc: ['query', 'total-amount-from'], says: { type: 'number_type', msg: 'expected number, received string' } },
+  { name: 'total a string', route: 'POST /invoice/create-update', method: 'POST', path: '/invoice/create-update', body: invoice({ total: 'abc' as unknown as number }), viaClient: (c) => c.upsertInvoice(invoice({ total: 'abc' as unknown as number })), loc: ['body', 'total'], says: { type: 'number_type', msg: 'expected number, received string' } },
+  { name: 'number missing', route: 'POST /invoice/create-update', method: 'POST', path: '/invoice/create-update', body: { ...invoice({}), number: undefined }, viaClient: (c) => c.upsertInvoice({ ...invoice({}), number: undefined as unknown as string }), loc: ['body', 'number'], says: { type: 'missing', msg: 'expected string, received undefined' } },
   { name: "aiSettingsTemplateId 'x'", route: 'POST /ai/phone-calls/action/call-bulk', method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: bulk({ aiSettingsTemplateId: 'x' }), viaClient: (c) => c.bulkCall(bulk({ aiSettingsTemplateId: 'x' })), loc: ['body', 'aiSettingsTemplateId'] },
 ];
 
@@ -66,5 +73,9 @@ describe('local refusal matches the service 422', () => {
     const remote = await raw(c);
     expect(remote.status).toBe(422);
     expect(local.detail).toEqual(remote.detail);
+    if (c.says) {
+      expect(local.detail[0]?.type).toBe(c.says.type);
+      expect(local.detail[0]?.msg).toContain(c.says.msg);
+    }
   });
 });

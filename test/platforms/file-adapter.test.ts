@@ -126,6 +126,15 @@ describe('file adapter: bad records', () => {
     ]);
   });
 
+  it('says a value has the wrong type instead of calling it missing', async () => {
+    await writeFile(join(dir.path, 'invoices.ndjson'), lines(invoice(1, { total: 'abc' }), invoice(2, { total: undefined })));
+    const page = await new FileAdapter({ folder: dir.path }).readPage('invoices', {});
+    expect(page.bad.map((b) => [b.platformId, b.reason])).toEqual([
+      ['INV-000001', 'total: Invalid input: expected number, received string'],
+      ['INV-000002', 'total: required'],
+    ]);
+  });
+
   it('lists every issue of a record, each as `field: message`', async () => {
     await writeFile(join(dir.path, 'payments.ndjson'), lines(payment(1, { amount: 0, date: 'yesterday', paymentUuid: 'nope' })));
     const page = await new FileAdapter({ folder: dir.path }).readPage('payments', {});
