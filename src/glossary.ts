@@ -9,8 +9,8 @@
  *   The high-water mark (the newest position fully pushed) is stored apart from the read position.
  * - id map: (tenant, entity, platform id) -> the service's uuid for that record.
  * - content hash: a hash of the last payload pushed for a record; an equal hash means skip without a request.
- * - mapper result: what a mapper makes of a record: `push` (the request body, with the optional fields it dropped),
- *   `skip` (by a rule: a draft) or `reject` (cannot be built: dead-lettered). One union, src/mapping/result.ts.
+ * - mapper result: what a mapper makes of a record: `push` (the request body, with the optional fields it left out
+ *   or cut), `skip` (by a rule: a draft) or `reject` (cannot be built: dead-lettered). One union, src/mapping/result.ts.
  * - decision: what a sync does with a record given its id-map entry and content hash: `create`, `update`,
  *   `unchanged`, `skip`, `pending` (an invoice waiting for its contact), `dead-letter` or `unlinked` (a payment
  *   with no service id). One pure function per entity (src/mapping/decide.ts), performed by the sync and shown by

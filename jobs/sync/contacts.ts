@@ -67,6 +67,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
         // The intent ends in the same atomic write as the mapping, never before it: a crash before this write
         // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
         await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
+        ctx.noteDropped('contacts', rec.id, decision.dropped);
         pushed.push(rec.id);
         cached.push(project(rec, pushedAs.uuid));
       }),

@@ -6,6 +6,7 @@
 import type { CollectionsClient } from '../../src/collections/client.js';
 import type { Entity } from '../../src/glossary.js';
 import type { Logger } from '../../src/logger.js';
+import type { DroppedField } from '../../src/mapping/index.js';
 import type { PlatformAdapter } from '../../src/platforms/types.js';
 import type { StateStores } from '../../src/state/index.js';
 import type { RecordCache } from '../../src/state/record-cache.js';
@@ -28,7 +29,8 @@ export interface SyncSettings {
 export interface SyncMetrics {
   record(tenant: string, entity: Entity, outcome: RecordOutcome, n?: number): void;
 }
-export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords';
+/** `fieldsDropped`: records pushed with an optional field left out or cut (also counted as created or updated). */
+export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords' | 'fieldsDropped';
 
 export interface RunServices {
   logger: Logger;
@@ -80,6 +82,17 @@ export class RunContext {
 
   note(error: string): void {
     if (this.errors.length < 200) this.errors.push(error);
+  }
+
+  /**
+   * A record was pushed without some of its optional fields, or with some cut to fit (the mapper's `dropped`):
+   * counted, and each field named with the record in the run's report (`invoices INV-7: notes cut (300
+   * characters, the limit is 255)`).
+   */
+  noteDropped(entity: Entity, platformId: string, dropped: readonly DroppedField[]): void {
+    if (dropped.length === 0) return;
+    this.count(entity, 'fieldsDropped');
+    for (const d of dropped) this.note(`${entity} ${platformId}: ${d.field} ${d.cut ? 'cut' : 'left out'} (${d.reason})`);
   }
 
   /** A point in the run's sequence: take it before reading records' state, pass it to `serialized`. */

@@ -79,6 +79,7 @@ export async function pushOne(
     return undefined;
   }
   ctx.count('invoices', decision.kind === 'create' ? 'created' : 'updated');
+  ctx.noteDropped('invoices', rec.id, decision.dropped);
   await ctx.writer.set('invoices', { id: rec.id, uuid, hash: decision.hash });
   return { uuid, outstanding: decision.body.outstandingAmount };
 }

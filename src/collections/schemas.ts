@@ -9,8 +9,10 @@ import { z } from 'zod';
 import { isMissing } from '../zod-issues.js';
 
 // ---------- building blocks ----------
-/** Strings of contact and invoice fields: 1-255 characters. */
-export const str255 = z.string().min(1).max(255);
+/** The longest string of a contact or invoice field. */
+export const STRING_MAX = 255;
+/** Strings of contact and invoice fields: 1-255 characters (collections-api.md, Limits). */
+export const str255 = z.string().min(1).max(STRING_MAX);
 /** Any 8-4-4-4-12 hex identifier (the service's UUID check accepts every version). */
 export const uuid = z.guid();
 /** `YYYY-MM-DD`, a real calendar date. */
@@ -182,10 +184,10 @@ export const invoiceUpsertSchema = z.object({
   contactUuid: uuid,
   outstandingAmount: z.number().optional(),
   uuid: uuid.optional(),
-  reference: z.string().optional(),
-  notes: z.string().optional(),
-  description: z.string().optional(),
-  purchaseOrder: z.string().optional(),
+  reference: str255.optional(),
+  notes: str255.optional(),
+  description: str255.optional(),
+  purchaseOrder: str255.optional(),
   extPlatformId: z.string().optional(),
   remindersEnabled: z.boolean().optional(),
   customFields: customFields.optional(),

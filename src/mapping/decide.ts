@@ -13,9 +13,10 @@ import type { ContactCreate, InvoiceUpsert, PaymentUpdate } from '../collections
 import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../platforms/records.js';
 import { mapContact } from './contact.js';
 import { contentHash } from './content-hash.js';
+import type { DroppedField } from './fields.js';
 import { mapInvoice } from './invoice.js';
 import { mapPayment } from './payment.js';
-import type { MapperReject, MapperSkip } from './result.js';
+import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
 /** What the state holds of a record: its uuid in the id map and the content hash last pushed (either may be absent). */
 export interface IdMapEntry {
@@ -23,11 +24,15 @@ export interface IdMapEntry {
   hash?: string;
 }
 
-/** Not in the service yet: POST (contacts) or create-update without uuid (invoices). */
+/**
+ * Not in the service yet: POST (contacts) or create-update without uuid (invoices). `dropped`: the optional
+ * fields the body leaves out or cuts (the mapper's), for the run report once it is sent.
+ */
 export interface Create<Body> {
   kind: 'create';
   body: Body;
   hash: string;
+  dropped: DroppedField[];
 }
 
 /** In the service, and its content changed: send `body` for `uuid`. */
@@ -36,6 +41,7 @@ export interface Update<Body> {
   uuid: string;
   body: Body;
   hash: string;
+  dropped: DroppedField[];
 }
 
 /** In the service with this very content: no request. */
@@ -92,7 +98,7 @@ export interface InvoiceState {
 export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined): ContactDecision {
   const mapped = mapContact(rec);
   if (mapped.kind === 'reject') return deadLetter(mapped);
-  return byIdMap(mapped.body, contentHash(mapped.body), known);
+  return byIdMap(mapped, contentHash(mapped.body), known);
 }
 
 export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, paymentsTotal }: InvoiceState): InvoiceDecision {
@@ -110,23 +116,23 @@ export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, payments
   if (mapped.kind === 'skip') return mapped;
   if (mapped.kind === 'reject') return deadLetter(mapped);
   const { uuid: _uuid, ...content } = mapped.body;
-  return byIdMap(mapped.body, contentHash(content), known);
+  return byIdMap(mapped, contentHash(content), known);
 }
 
 export function decidePayment(rec: PaymentRecord, known: IdMapEntry | undefined): PaymentDecision {
-  const { body } = mapPayment(rec);
+  const { body, dropped } = mapPayment(rec);
   const hash = contentHash({ ...body, invoiceId: rec.invoiceId, deleted: rec.deleted });
   if (known?.hash === hash) return { kind: 'unchanged', hash };
   const uuid = rec.paymentUuid ?? known?.uuid;
   if (uuid === undefined) return { kind: 'unlinked', hash };
   if (rec.deleted) return { kind: 'skip', reason: 'deleted', hash };
-  return { kind: 'update', uuid, body, hash };
+  return { kind: 'update', uuid, body, hash, dropped };
 }
 
-function byIdMap<Body>(body: Body, hash: string, known: IdMapEntry | undefined): Create<Body> | Update<Body> | Unchanged<Body> {
-  if (known?.uuid === undefined) return { kind: 'create', body, hash };
+function byIdMap<Body>({ body, dropped }: MapperPush<Body>, hash: string, known: IdMapEntry | undefined): Create<Body> | Update<Body> | Unchanged<Body> {
+  if (known?.uuid === undefined) return { kind: 'create', body, hash, dropped };
   if (known.hash === hash) return { kind: 'unchanged', uuid: known.uuid, body, hash };
-  return { kind: 'update', uuid: known.uuid, body, hash };
+  return { kind: 'update', uuid: known.uuid, body, hash, dropped };
 }
 
 function deadLetter(rejected: MapperReject): DeadLetter {

@@ -2,13 +2,15 @@
  * Field checks shared by the mappers, with the service's own rules (src/collections/schemas.ts): strings 1-255
  * after trimming, email as `contactCreateSchema` checks it. An empty (or all-space) string counts as absent.
  */
-import { contactCreateSchema, str255 } from '../collections/schemas.js';
+import { contactCreateSchema, str255, STRING_MAX } from '../collections/schemas.js';
 
-/** A field left out of a request because the service would refuse it, and why. */
+/** A field left out of a request (or cut to fit, with `cut`) because the service would refuse it, and why. */
 export interface DroppedField {
   /** The record's field, as a path: `email`, `persons[2].email`, or `persons[2]` for a whole person. */
   field: string;
   reason: string;
+  /** Sent cut to the limit (free text) rather than left out. */
+  cut?: true;
 }
 
 export type FieldCheck = { kind: 'absent' } | { kind: 'ok'; value: string } | { kind: 'bad'; reason: string };
@@ -32,6 +34,19 @@ export function checkEmail(value: string | undefined): FieldCheck {
   const parsed = emailCheck.safeParse(trimmed);
   if (!parsed.success) return { kind: 'bad', reason: 'not a valid email address' };
   return { kind: 'ok', value: trimmed };
+}
+
+/**
+ * Trimmed text cut to `max` characters, the last one an ellipsis: whole characters only (never half of a
+ * surrogate pair), trailing space left out. Lengths count UTF-16 units, as the request schemas do.
+ */
+export function cutText(value: string, max = STRING_MAX): string {
+  let out = '';
+  for (const ch of value.trim()) {
+    if (out.length + ch.length > max - 1) break;
+    out += ch;
+  }
+  return `${out.trimEnd()}…`;
 }
 
 /** A free-text field with no length rule: trimmed, absent when empty. */

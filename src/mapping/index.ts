@@ -19,4 +19,4 @@ export {
   type Update,
 } from './decide.js';
 export { contentHash, canonicalJson } from './content-hash.js';
-export { checkString, checkEmail, optionalText, type DroppedField, type FieldCheck } from './fields.js';
+export { checkString, checkEmail, cutText, optionalText, type DroppedField, type FieldCheck } from './fields.js';

@@ -12,10 +12,13 @@
  * - `remindersEnabled` is always sent (true unless voided or deleted), so a restored invoice is re-enabled.
  * - `currencyCode` is not a request field of the service: not sent. Free-text fields are trimmed; empty ones are
  *   not sent. `extPlatformId` is always sent; `uuid` when the id map knows it.
+ * - Text over 255 characters (the service's limit) never costs the invoice: `notes` and `description` (prose, whose
+ *   beginning still informs) are cut to 255 with an ellipsis; `reference` and `purchaseOrder` (identifiers, wrong
+ *   when cut) are left out. Either way the field is listed in `dropped`, which the run report names.
  */
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
-import { checkString, optionalText } from './fields.js';
+import { checkString, cutText, takeOptional, type DroppedField } from './fields.js';
 import { REPORT_INPUT } from '../zod-issues.js';
 import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
@@ -28,10 +31,11 @@ export interface InvoiceContext {
   paymentsTotal?: number;
 }
 
-/** An invoice is pushed, skipped as a draft, or rejected; nothing of it is ever dropped. */
+/** An invoice is pushed (maybe with text fields left out or cut), skipped as a draft, or rejected. */
 export type InvoiceMapperResult = MapperPush<InvoiceUpsert> | MapperSkip<'draft'> | MapperReject;
 
-const TEXT_FIELDS = ['reference', 'notes', 'description', 'purchaseOrder'] as const;
+/** The optional text fields, and what becomes of one over the limit. */
+const TEXT_FIELDS = { reference: 'drop', notes: 'cut', description: 'cut', purchaseOrder: 'drop' } as const;
 
 export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapperResult {
   if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
@@ -51,14 +55,18 @@ export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapp
     remindersEnabled: !stopped,
   };
   if (ctx.uuid !== undefined) body['uuid'] = ctx.uuid;
-  for (const field of TEXT_FIELDS) {
-    const text = optionalText(rec[field]);
-    if (text !== undefined) body[field] = text;
+  const dropped: DroppedField[] = [];
+  for (const [field, overLimit] of Object.entries(TEXT_FIELDS) as [keyof typeof TEXT_FIELDS, 'drop' | 'cut'][]) {
+    const text = checkString(rec[field]);
+    if (text.kind === 'bad' && overLimit === 'cut') {
+      body[field] = cutText(rec[field] ?? '');
+      dropped.push({ field, reason: text.reason, cut: true });
+    } else takeOptional(body, field, text, field, dropped);
   }
 
   const parsed = invoiceUpsertSchema.safeParse(body, REPORT_INPUT);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
-  return { kind: 'push', body: parsed.data, dropped: [] };
+  return { kind: 'push', body: parsed.data, dropped };
 }
 
 /** The outstanding amount of an AUTHORISED invoice (see the decisions above). */

@@ -1,8 +1,8 @@
 /**
  * A mapper result: what one mapper makes of one canonical record. Every mapper returns a member of this one
  * union (each narrows it to the kinds it can give):
- * - `push`: the request body to send, with the optional fields left out of it because the service would
- *   refuse them (`dropped`; empty when nothing was left out);
+ * - `push`: the request body to send, with the optional fields left out of it (or cut to fit) because the
+ *   service would refuse them as they are (`dropped`; empty when nothing was left out or cut);
  * - `skip`: not pushed, by a rule (a draft invoice);
  * - `reject`: cannot be built (the record is dead-lettered with `reason`).
  */

@@ -63,7 +63,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     records: outcomeCounter(
       new Counter({
         name: 'collections_sync_records_total',
-        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records)',
+        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
         labelNames: ['tenant', 'entity', 'outcome'],
         registers: r,
       }),

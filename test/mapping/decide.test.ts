@@ -28,7 +28,7 @@ describe('decideContact', () => {
     const d = decideContact(rec, undefined);
     const mapped = mapContact(rec);
     if (mapped.kind !== 'push') throw new Error(mapped.reason);
-    expect(d).toEqual({ kind: 'create', body: mapped.body, hash: contentHash(mapped.body) });
+    expect(d).toEqual({ kind: 'create', body: mapped.body, hash: contentHash(mapped.body), dropped: [] });
     // A hash without a uuid (a crash between the two is not possible, but the state allows it) still creates.
     expect(decideContact(rec, { hash: hashOf(d) }).kind).toBe('create');
   });

@@ -63,6 +63,25 @@ describe('mapInvoice', () => {
     expect(out({ total: 100.1 }, 50.05)).toBe(50.05); // no float noise
   });
 
+  it('never loses an invoice to an over-long text field: identifiers are left out, prose is cut to 255, each one listed', () => {
+    const long = (c: string): string => ` ${c.repeat(300)} `;
+    const m = mapInvoice(rec({ reference: long('r'), purchaseOrder: long('p'), notes: long('n'), description: `${'ب'.repeat(253)} 😀😀` }), { contactUuid: CONTACT });
+    const body = pushed(m);
+    expect(body).not.toHaveProperty('reference');
+    expect(body).not.toHaveProperty('purchaseOrder');
+    expect(body.notes).toBe(`${'n'.repeat(254)}…`);
+    // Cut on a character boundary (never half of a surrogate pair), trailing space trimmed, the mark included.
+    expect(body.description).toBe(`${'ب'.repeat(253)}…`);
+    expect(m.kind === 'push' && m.dropped).toEqual([
+      { field: 'reference', reason: '300 characters, the limit is 255' },
+      { field: 'notes', reason: '300 characters, the limit is 255', cut: true },
+      { field: 'description', reason: '258 characters, the limit is 255', cut: true },
+      { field: 'purchaseOrder', reason: '300 characters, the limit is 255' },
+    ]);
+    // Within the limit, nothing is listed.
+    expect(mapInvoice(rec({ notes: 'n'.repeat(255) }), { contactUuid: CONTACT })).toMatchObject({ kind: 'push', dropped: [] });
+  });
+
   it('rejects an invoice whose number is unusable, and one the service schema would refuse', () => {
     expect(mapInvoice({ ...rec(), number: '  ' }, { contactUuid: CONTACT })).toEqual({ kind: 'reject', reason: 'number: required' });
     expect(mapInvoice({ ...rec(), number: 'n'.repeat(256) }, { contactUuid: CONTACT })).toEqual({ kind: 'reject', reason: 'number: 256 characters, the limit is 255' });

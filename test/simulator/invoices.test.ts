@@ -94,7 +94,21 @@ describe('simulator: invoices and payments', () => {
     });
     expect(badDate.status).toBe(422);
     expect(detail(badDate).map((d) => d.loc)).toEqual([['body', 'date'], ['body', 'dueDate'], ['body', 'total']]);
+    // Contact and invoice strings are 1-255 characters (collections-api.md, Limits): the free-text fields too.
+    const long = 'x'.repeat(256);
+    const tooLong = await api(sim, 'POST', '/invoice/create-update', {
+      token: tok,
+      body: { number: 'A', date: '2024-01-01', dueDate: '2024-01-31', total: 1, contactUuid, reference: long, notes: long, description: long, purchaseOrder: '' },
+    });
+    expect(tooLong.status).toBe(422);
+    expect(detail(tooLong).map((d) => [d.loc, d.type])).toEqual([
+      [['body', 'reference'], 'string_too_long'],
+      [['body', 'notes'], 'string_too_long'],
+      [['body', 'description'], 'string_too_long'],
+      [['body', 'purchaseOrder'], 'string_too_short'],
+    ]);
     expect(sim.data(clientId).invoices).toHaveLength(0);
+    await upsert({ number: 'A', reference: 'x'.repeat(255) });
   });
 
   it('derives status, level, paidDate and totalPaid', async () => {
