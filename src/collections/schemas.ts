@@ -78,8 +78,30 @@ const contactBody = {
   gender: z.enum(['male', 'female']).optional(),
 };
 
+/**
+ * The fields an update may clear by sending `null` (the service answers unset fields as null; README, Decisions):
+ * the optional strings, `email`, `extCompanyId` and `errorDetail`. Not `name` (required on create), and not on a
+ * create, which has nothing to clear.
+ */
+export const CLEARABLE_CONTACT_FIELDS = [
+  ...CONTACT_STRING_FIELDS.filter((f): f is Exclude<ContactStringField, 'name'> => f !== 'name'),
+  'email', 'extCompanyId', 'errorDetail',
+] as const;
+type ClearableContactField = (typeof CLEARABLE_CONTACT_FIELDS)[number];
+
+const clearable = Object.fromEntries(
+  CLEARABLE_CONTACT_FIELDS.map((f) => [f, (contactCommon[f] as z.ZodOptional<z.ZodType>).unwrap().nullable().optional()]),
+) as { [K in ClearableContactField]: z.ZodOptional<z.ZodNullable<ReturnType<(typeof contactCommon)[K]['unwrap']>>> };
+
+export const secondaryContactUpdateSchema = z.object({ ...contactCommon, ...clearable, uuid: uuid.optional() });
+
 export const contactCreateSchema = z.object({ ...contactBody, name: str255, role: role.optional() });
-export const contactUpdateSchema = z.object({ ...contactBody, uuid });
+export const contactUpdateSchema = z.object({
+  ...contactBody,
+  ...clearable,
+  secondaryContacts: z.array(secondaryContactUpdateSchema).optional(),
+  uuid,
+});
 
 // ---------- contacts (responses) ----------
 const nullable = <T extends z.ZodType>(t: T) => t.nullable().optional();
@@ -184,10 +206,11 @@ export const invoiceUpsertSchema = z.object({
   contactUuid: uuid,
   outstandingAmount: z.number().optional(),
   uuid: uuid.optional(),
-  reference: str255.optional(),
-  notes: str255.optional(),
-  description: str255.optional(),
-  purchaseOrder: str255.optional(),
+  // null clears the field of an invoice the request updates (README, Decisions).
+  reference: str255.nullable().optional(),
+  notes: str255.nullable().optional(),
+  description: str255.nullable().optional(),
+  purchaseOrder: str255.nullable().optional(),
   extPlatformId: z.string().optional(),
   remindersEnabled: z.boolean().optional(),
   customFields: customFields.optional(),
@@ -274,6 +297,7 @@ export const validationErrorSchema = z.looseObject({ detail: z.array(validationD
 export type ContactCreate = z.input<typeof contactCreateSchema>;
 export type ContactUpdate = z.input<typeof contactUpdateSchema>;
 export type SecondaryContact = z.input<typeof secondaryContactSchema>;
+export type SecondaryContactUpdate = z.input<typeof secondaryContactUpdateSchema>;
 export type Contact = z.infer<typeof contactSchema>;
 export type ContactPage = z.infer<typeof contactPageSchema>;
 export type InvoiceUpsert = z.input<typeof invoiceUpsertSchema>;

@@ -11,6 +11,7 @@ import type {
   invoiceUpsertSchema,
   paymentUpdateSchema,
   secondaryContactSchema,
+  secondaryContactUpdateSchema,
 } from '../collections/schemas.js';
 import { notFound } from './http.js';
 import type { SeedPayment, StoredCall } from './types.js';
@@ -23,6 +24,7 @@ type PaymentUpdateParsed = z.output<typeof paymentUpdateSchema>;
 /** The request fields of a contact as stored (everything but role, secondary contacts and uuid). */
 export type ContactFields = Omit<ContactCreateParsed, 'secondaryContacts' | 'role'>;
 export type SecondaryRec = z.output<typeof secondaryContactSchema> & { uuid: string };
+type SecondaryUpdateParsed = z.output<typeof secondaryContactUpdateSchema>;
 
 export interface ContactRec {
   readonly uuid: string;
@@ -35,7 +37,7 @@ export interface ContactRec {
   readonly invoices: Set<InvoiceRec>;
 }
 
-export type InvoiceFields = Omit<InvoiceUpsertParsed, 'uuid' | 'contactUuid' | 'outstandingAmount'>;
+export type InvoiceFields = Stored<Omit<InvoiceUpsertParsed, 'uuid' | 'contactUuid' | 'outstandingAmount'>>;
 
 export interface InvoiceRec {
   readonly uuid: string;
@@ -67,9 +69,20 @@ export type NewPayment = SeedPayment;
 export const money = (x: number): number => Math.round(x * 1e6) / 1e6;
 export const digitsOf = (phone: string | null | undefined): string => (phone ?? '').replace(/\D/g, '');
 
-/** The properties of `o` that are not undefined. */
-function defined<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+/** `T` as stored: a field is a value or absent, never null. */
+type Stored<T> = { [K in keyof T]: Exclude<T[K], null> };
+
+/**
+ * A request's fields over the stored ones: an absent (undefined) field keeps the stored value, a null one clears
+ * it (answered as null, like any unset field).
+ */
+function merged<T extends object>(stored: Stored<T>, changes: T): Stored<T> {
+  const out: Record<string, unknown> = { ...stored };
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null) delete out[k];
+    else if (v !== undefined) out[k] = v;
+  }
+  return out as Stored<T>;
 }
 
 export class TenantStore {
@@ -102,13 +115,19 @@ export class TenantStore {
     return rec;
   }
 
-  /** PUT /contact: the given fields replace the stored ones; absent fields are kept. */
+  /**
+   * PUT /contact: the given fields replace the stored ones, null ones are cleared, absent ones are kept; given
+   * secondary contacts replace the stored list.
+   */
   updateContact(body: ContactUpdateParsed): ContactRec {
     const rec = this.contacts.get(body.uuid.toLowerCase());
     if (!rec) throw notFound('Contact');
     const { uuid: _uuid, secondaryContacts, ...changes } = body;
-    rec.fields = { ...rec.fields, ...defined(changes) };
-    if (secondaryContacts) rec.secondary = secondaryContacts.map((s) => ({ ...s, uuid: s.uuid ?? randomUUID() }));
+    // `name` stays: required on create, it cannot be cleared (null is refused for it).
+    rec.fields = merged(rec.fields, changes) as ContactFields;
+    if (secondaryContacts) {
+      rec.secondary = secondaryContacts.map((s) => ({ ...merged<SecondaryUpdateParsed>({}, s), uuid: s.uuid ?? randomUUID() }));
+    }
     rec.nameLower = rec.fields.name.toLowerCase();
     this.#indexPhone(rec);
     return rec;
@@ -137,8 +156,8 @@ export class TenantStore {
   /**
    * POST /invoice/create-update. Matching: `uuid` -> that invoice (404 if unknown); else the invoice with the same
    * extPlatformId; else the one with the same (contactUuid, number); else a new invoice. On update the given fields
-   * replace the stored ones and absent optional fields are kept, except outstandingAmount: absent means "computed
-   * from the invoice's payments" (max(0, total - payments)).
+   * replace the stored ones, null ones are cleared and absent optional fields are kept, except outstandingAmount:
+   * absent means "computed from the invoice's payments" (max(0, total - payments)).
    */
   upsertInvoice(body: InvoiceUpsertParsed, today: string): InvoiceRec {
     const contact = this.contacts.get(body.contactUuid.toLowerCase());
@@ -156,7 +175,7 @@ export class TenantStore {
       rec = {
         uuid: randomUUID(),
         contact,
-        fields,
+        fields: merged<typeof fields>({} as InvoiceFields, fields),
         outstandingSent: outstandingAmount ?? null,
         outstanding: 0,
         status: 'UNPAID',
@@ -174,7 +193,7 @@ export class TenantStore {
         contact.invoices.add(rec);
         rec.contact = contact;
       }
-      rec.fields = { ...rec.fields, ...defined(fields) };
+      rec.fields = merged(rec.fields, fields);
       rec.outstandingSent = outstandingAmount ?? null;
     }
     this.#indexInvoice(rec);

@@ -88,6 +88,31 @@ describe('simulator: contacts', () => {
     expect(detail(noUuid)[0]).toMatchObject({ loc: ['body', 'uuid'], type: 'missing' });
   });
 
+  it('clears a field sent as null on update (returned as null), keeps absent ones; null is refused where it cannot clear', async () => {
+    await fresh();
+    const c = await post({ name: 'Acme', phoneNumber: '+966 50 111 1111', email: 'ap@acme.example', city: 'Riyadh', hasErrors: true, errorDetail: { x: 'y' }, secondaryContacts: [{ name: 'Jane', email: 'jane@acme.example' }] });
+    const put = (body: Record<string, unknown>) => api(sim, 'PUT', '/contact', { token: tok, body: { uuid: c.uuid, ...body } });
+    const cleared = await put({ phoneNumber: null, email: null, errorDetail: null, hasErrors: false, secondaryContacts: [{ name: 'Jane', email: null, phoneNumber: null }] });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ phoneNumber: null, email: null, errorDetail: null, hasErrors: false, city: 'Riyadh', name: 'Acme' });
+    expect((cleared.body as Contact).secondaryContacts).toEqual([expect.objectContaining({ name: 'Jane', email: null, phoneNumber: null })]);
+    // The phone index follows: the cleared number no longer matches a bulk call's number.
+    expect(sim.data(`c${n}`).contacts[0]).toMatchObject({ phoneNumber: null });
+    const replaced = await put({ phoneNumber: '+966 55 999 9999' });
+    expect(replaced.body).toMatchObject({ phoneNumber: '+966 55 999 9999', email: null, city: 'Riyadh' });
+    // name cannot be unset, and a create has nothing to clear: null is a 422 there, as a wrong type.
+    const noName = await put({ name: null });
+    expect(noName.status).toBe(422);
+    expect(detail(noName)[0]).toMatchObject({ loc: ['body', 'name'], type: 'string_type' });
+    const createNull = await api(sim, 'POST', '/contact', { token: tok, body: { name: 'B', phoneNumber: null } });
+    expect(createNull.status).toBe(422);
+    expect(detail(createNull)[0]).toMatchObject({ loc: ['body', 'phoneNumber'], type: 'string_type' });
+    // A null is not a way around the limits: a value sent is still checked.
+    const long = await put({ city: 'x'.repeat(256), email: 'not-an-email' });
+    expect(long.status).toBe(422);
+    expect(detail(long).map((d) => d.type)).toEqual(['string_too_long', 'email_parsing']);
+  });
+
   it('answers 422 with loc for bad bodies and malformed JSON', async () => {
     await fresh();
     const cases: Array<[unknown, Array<string | number>, string]> = [

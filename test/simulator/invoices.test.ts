@@ -111,6 +111,17 @@ describe('simulator: invoices and payments', () => {
     await upsert({ number: 'A', reference: 'x'.repeat(255) });
   });
 
+  it('clears a text field sent as null, on create-update by uuid or by extPlatformId', async () => {
+    await fresh();
+    const first = await upsert({ number: 'INV-N', extPlatformId: 'x-n', reference: 'R-1', notes: 'call first', description: 'd', purchaseOrder: 'PO-1' });
+    const byUuid = await upsert({ uuid: first.uuid, number: 'INV-N', extPlatformId: 'x-n', reference: null, notes: 'call later' });
+    expect(byUuid).toMatchObject({ uuid: first.uuid, reference: null, notes: 'call later', description: 'd', purchaseOrder: 'PO-1' });
+    const byExt = await upsert({ number: 'INV-N', extPlatformId: 'x-n', description: null, purchaseOrder: null });
+    expect(byExt).toMatchObject({ uuid: first.uuid, reference: null, notes: 'call later', description: null, purchaseOrder: null });
+    // A new invoice with nulls simply has those fields unset.
+    expect(await upsert({ number: 'INV-M', reference: null, notes: null })).toMatchObject({ reference: null, notes: null });
+  });
+
   it('derives status, level, paidDate and totalPaid', async () => {
     await fresh();
     expect(await upsert({ number: 'OD', dueDate: isoDay(-3) })).toMatchObject({ level: 'OVER-DUE', status: 'UNPAID', risk: 'MEDIUM' });
