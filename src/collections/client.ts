@@ -40,7 +40,7 @@ import {
   type SingleCall,
   type ValidationDetail,
 } from './schemas.js';
-import { REPORT_INPUT } from '../zod-issues.js';
+import { reportedIssues } from '../zod-issues.js';
 import type { TokenLease, TokenProvider } from './token-provider.js';
 
 /** What the metrics hook sees once per attempt. `status` is the HTTP status or the error code. */
@@ -156,10 +156,10 @@ export class CollectionsClient {
   async updatePayment(uuid: string, body: PaymentUpdate, opts: CallOptions = {}): Promise<Payment> {
     const route = 'PUT /invoice/payment/{uuid}';
     const detail: ValidationDetail[] = [];
-    const p = pathUuid.safeParse({ uuid }, REPORT_INPUT);
-    if (!p.success) detail.push(...toValidationDetail(p.error.issues, 'path'));
-    const b = paymentUpdateSchema.safeParse(body, REPORT_INPUT);
-    if (!b.success) detail.push(...toValidationDetail(b.error.issues, 'body'));
+    const p = pathUuid.safeParse({ uuid });
+    if (!p.success) detail.push(...toValidationDetail(reportedIssues(pathUuid, { uuid }), 'path'));
+    const b = paymentUpdateSchema.safeParse(body);
+    if (!b.success) detail.push(...toValidationDetail(reportedIssues(paymentUpdateSchema, body), 'body'));
     if (!p.success || !b.success) throw new ValidationError({ route, detail, local: true });
     const path = `/invoice/payment/${encodeURIComponent(p.data.uuid)}`;
     return this.#execute({ route, method: 'PUT', path, body: b.data, idempotent: true, ok: (r) => parseBody(route, r, paymentSchema) }, opts.signal);
@@ -287,7 +287,7 @@ export class CollectionsClient {
 
 /** `value` through a request schema, or a local ValidationError shaped like the service's 422. */
 function check<S extends z.ZodType>(route: string, schema: S, value: unknown, where: 'body' | 'query', rename?: (k: PropertyKey) => string | number): z.output<S> {
-  const r = schema.safeParse(value, REPORT_INPUT);
-  if (!r.success) throw new ValidationError({ route, detail: toValidationDetail(r.error.issues, where, rename), local: true });
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError({ route, detail: toValidationDetail(reportedIssues(schema, value), where, rename), local: true });
   return r.data;
 }

@@ -311,8 +311,8 @@ export type ValidationDetail = z.infer<typeof validationDetailSchema>;
 
 /**
  * zod issues as the service's 422 `detail`: `loc` starts with `body`, `query` or `path` (FastAPI's form),
- * `type` follows pydantic's names where one fits. The issues must come from a parse with `REPORT_INPUT`: a
- * missing value is told from a wrong one by the issue's input.
+ * `type` follows pydantic's names where one fits. The issues must come from `reportedIssues` (src/zod-issues.ts):
+ * a missing value is told from a wrong one by the issue's input.
  */
 export function toValidationDetail(issues: readonly z.core.$ZodIssue[], where: 'body' | 'query' | 'path', rename?: (key: PropertyKey) => string | number): ValidationDetail[] {
   return issues.map((issue) => ({

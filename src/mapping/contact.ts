@@ -15,7 +15,7 @@
 import { CONTACT_STRING_FIELDS, contactCreateSchema, type ContactCreate, type SecondaryContact } from '../collections/schemas.js';
 import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
 import { checkEmail, checkString, takeOptional, type DroppedField } from './fields.js';
-import { REPORT_INPUT } from '../zod-issues.js';
+import { reportedIssues } from '../zod-issues.js';
 import type { MapperPush, MapperReject } from './result.js';
 
 /** A contact is pushed (maybe with fields dropped) or rejected; never skipped (a deleted one stops reminders). */
@@ -55,8 +55,8 @@ export function mapContact(rec: ContactRecord): ContactMapperResult {
   if (dropped.length > 0) body['errorDetail'] = errorDetailOf(dropped);
 
   // A safety net: what we send must pass the service's own request schema.
-  const parsed = contactCreateSchema.safeParse(body, REPORT_INPUT);
-  if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
+  const parsed = contactCreateSchema.safeParse(body);
+  if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(contactCreateSchema, body)) };
   return { kind: 'push', body: parsed.data, dropped };
 }
 

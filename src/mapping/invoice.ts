@@ -19,7 +19,7 @@
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
 import { checkString, cutText, takeOptional, type DroppedField } from './fields.js';
-import { REPORT_INPUT } from '../zod-issues.js';
+import { reportedIssues } from '../zod-issues.js';
 import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
 export interface InvoiceContext {
@@ -64,8 +64,8 @@ export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapp
     } else takeOptional(body, field, text, field, dropped);
   }
 
-  const parsed = invoiceUpsertSchema.safeParse(body, REPORT_INPUT);
-  if (!parsed.success) return { kind: 'reject', reason: describeIssues(parsed.error.issues) };
+  const parsed = invoiceUpsertSchema.safeParse(body);
+  if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(invoiceUpsertSchema, body)) };
   return { kind: 'push', body: parsed.data, dropped };
 }
 

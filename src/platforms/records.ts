@@ -3,7 +3,7 @@
  * A record that breaks these rules is a bad record: reported with its place and reason, never pushed.
  */
 import { z } from 'zod';
-import { isMissing, REPORT_INPUT } from '../zod-issues.js';
+import { isMissing, reportedIssues } from '../zod-issues.js';
 
 const s255 = z.string().min(1).max(255);
 const timestamp = z.iso.datetime({ offset: true });
@@ -128,7 +128,7 @@ export function issuePath(path: readonly PropertyKey[]): string {
 /**
  * Every issue as `field: message`, joined by `; `. A missing field says `required`; a wrong one says what was
  * expected and what came (`expected number, received string`). Never quotes the value. The issues must come
- * from a parse with `REPORT_INPUT`.
+ * from `reportedIssues`.
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
@@ -153,9 +153,9 @@ export function rawCursor(raw: unknown): { updatedAt: string; id: string } | und
 
 /** Validates one raw record of `entity`: the record with defaults applied, or the reason it is bad. */
 export function checkRecord<E extends keyof RecordOf>(entity: E, raw: unknown): RecordCheck<E> {
-  const parsed = recordSchemas[entity].safeParse(raw, REPORT_INPUT);
+  const parsed = recordSchemas[entity].safeParse(raw);
   if (parsed.success) return { ok: true, record: parsed.data as RecordOf[E] };
   const platformId = rawId(raw);
-  const reason = describeIssues(parsed.error.issues);
+  const reason = describeIssues(reportedIssues(recordSchemas[entity], raw));
   return platformId === undefined ? { ok: false, reason } : { ok: false, reason, platformId };
 }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { toValidationDetail, type ValidationDetail } from '../collections/schemas.js';
-import { REPORT_INPUT } from '../zod-issues.js';
+import { reportedIssues } from '../zod-issues.js';
 
 /** What a handler answers. */
 export interface Reply {
@@ -80,7 +80,7 @@ export function validate<S extends z.ZodType>(
   where: 'body' | 'query' | 'path',
   rename?: (key: PropertyKey) => string | number,
 ): z.output<S> {
-  const result = schema.safeParse(input, REPORT_INPUT);
-  if (!result.success) throw unprocessable(toValidationDetail(result.error.issues, where, rename));
+  const result = schema.safeParse(input);
+  if (!result.success) throw unprocessable(toValidationDetail(reportedIssues(schema, input), where, rename));
   return result.data;
 }
