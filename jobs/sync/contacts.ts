@@ -59,7 +59,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
         }
         let pushedAs: { uuid: string; viaIntent: boolean };
         try {
-          pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body, decision.uuid) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };
+          pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };
         } catch (err) {
           await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
           return;
@@ -88,18 +88,19 @@ function project(rec: ContactRecord, uuid: string): CachedContact {
   return c;
 }
 
-async function update(ctx: RunContext, rec: ContactRecord, body: ContactCreate, uuid: string): Promise<{ uuid: string; viaIntent: boolean }> {
-  const { role: _role, ...rest } = body;
-  const payload: ContactUpdate = { ...rest, uuid };
+async function update(ctx: RunContext, rec: ContactRecord, body: ContactUpdate): Promise<{ uuid: string; viaIntent: boolean }> {
   try {
-    await ctx.request(() => ctx.services.client.updateContact(payload, { signal: ctx.requestSignal }));
+    await ctx.request(() => ctx.services.client.updateContact(body, { signal: ctx.requestSignal }));
     ctx.count('contacts', 'updated');
-    return { uuid, viaIntent: false };
+    return { uuid: body.uuid, viaIntent: false };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
-    // The mapped contact is gone from the service (removed by hand): forget the mapping and create it again.
+    // The mapped contact is gone from the service (removed by hand): forget the mapping and create it again,
+    // with the body of a contact never pushed (the same content, so the same hash).
     ctx.services.logger.warn({ tenant: ctx.tenant, platformId: rec.id }, 'mapped contact not found in the service; creating it again');
-    return { uuid: await create(ctx, rec, body, { kind: 'read' }), viaIntent: true };
+    const anew = decideContact(rec, undefined);
+    if (anew.kind !== 'create') throw err;
+    return { uuid: await create(ctx, rec, anew.body, { kind: 'read' }), viaIntent: true };
   }
 }
 

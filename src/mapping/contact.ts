@@ -9,12 +9,24 @@
  *   the flag on its next push. (The service does not show `errorDetail`'s content; this shape is ours.)
  * - `remindersEnabled` is always sent: `false` for a deleted contact (the service has no delete: stop collecting),
  *   `true` otherwise, so a contact restored on the platform is re-enabled.
- * - `role` is not sent (the service defaults to PRIMARY); `uuid` is the caller's to add for an update.
+ * - `role` is not sent (the service defaults to PRIMARY).
  * - `persons` become `secondaryContacts`; an empty `persons` array is sent as `[]`, an absent one is not sent.
+ * - An update (`contactUpdateBody`) sends every optional field this mapper knows: `null` for one the record lacks
+ *   (the service answers unset fields as null), so a phone or email removed on the platform is cleared in the
+ *   service; `secondaryContacts` as `[]` when the record has no persons, each with nulls for its absent fields.
+ *   The platform is the source of truth for these fields; fields the mapper never sends (workflow, notification
+ *   settings, custom fields, ...) are never touched.
  */
-import { CONTACT_STRING_FIELDS, contactCreateSchema, type ContactCreate, type SecondaryContact } from '../collections/schemas.js';
+import {
+  CLEARABLE_CONTACT_FIELDS,
+  CONTACT_STRING_FIELDS,
+  contactCreateSchema,
+  type ContactCreate,
+  type ContactUpdate,
+  type SecondaryContact,
+} from '../collections/schemas.js';
 import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
-import { checkEmail, checkString, takeOptional, type DroppedField } from './fields.js';
+import { checkEmail, checkString, takeOptional, withNulls, type DroppedField } from './fields.js';
 import { reportedIssues } from '../zod-issues.js';
 import type { MapperPush, MapperReject } from './result.js';
 
@@ -58,6 +70,18 @@ export function mapContact(rec: ContactRecord): ContactMapperResult {
   const parsed = contactCreateSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(contactCreateSchema, body)) };
   return { kind: 'push', body: parsed.data, dropped };
+}
+
+/** The optional fields of a person (secondary contact) the mapper fills; an update clears the absent ones. */
+const PERSON_FIELDS = ['firstName', 'lastName', 'email', 'phoneNumber'] as const;
+
+/** The PUT body of a contact from its mapped POST body (see the decisions above): no role, nulls, the uuid. */
+export function contactUpdateBody(body: ContactCreate, uuid: string): ContactUpdate {
+  const { role: _role, secondaryContacts, ...rest } = body;
+  return {
+    ...withNulls<ContactUpdate>({ ...rest, uuid }, CLEARABLE_CONTACT_FIELDS),
+    secondaryContacts: (secondaryContacts ?? []).map((s) => withNulls(s, PERSON_FIELDS)),
+  };
 }
 
 export function errorDetailOf(dropped: readonly DroppedField[]): SyncErrorDetail {

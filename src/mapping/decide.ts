@@ -5,16 +5,20 @@
  * writes, counts).
  *
  * Each entity's content hash is taken here and nowhere else:
- * - contact: the POST body (an update PUTs the same fields with the uuid);
- * - invoice: the create-update body without `uuid` (the id map's, not content);
+ * - contact: the POST body (an update PUTs the same fields with the uuid, and null for the optional fields the
+ *   record lacks);
+ * - invoice: the create-update body without `uuid` (the id map's, not content) and without the nulls sent for
+ *   its absent text fields;
  * - payment: the PUT body with its invoice and whether it is deleted (both move the invoice's balance).
+ * The nulls an update sends follow from the hashed body (a field removed changes it), so no memory of what was
+ * pushed before is needed, and the hashes stored before nulls were sent still match: an upgrade re-pushes nothing.
  */
-import type { ContactCreate, InvoiceUpsert, PaymentUpdate } from '../collections/schemas.js';
+import type { ContactCreate, ContactUpdate, InvoiceUpsert, PaymentUpdate } from '../collections/schemas.js';
 import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../platforms/records.js';
-import { mapContact } from './contact.js';
+import { contactUpdateBody, mapContact } from './contact.js';
 import { contentHash } from './content-hash.js';
-import type { DroppedField } from './fields.js';
-import { mapInvoice } from './invoice.js';
+import { withNulls, type DroppedField } from './fields.js';
+import { INVOICE_TEXT_FIELDS, mapInvoice } from './invoice.js';
 import { mapPayment } from './payment.js';
 import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
@@ -65,7 +69,7 @@ export interface Pending {
   waitingFor: string;
 }
 
-export type ContactDecision = Create<ContactCreate> | Update<ContactCreate> | Unchanged<ContactCreate> | DeadLetter;
+export type ContactDecision = Create<ContactCreate> | Update<ContactUpdate> | Unchanged<ContactCreate> | DeadLetter;
 
 export type InvoiceDecision =
   | Create<InvoiceUpsert>
@@ -98,7 +102,9 @@ export interface InvoiceState {
 export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined): ContactDecision {
   const mapped = mapContact(rec);
   if (mapped.kind === 'reject') return deadLetter(mapped);
-  return byIdMap(mapped, contentHash(mapped.body), known);
+  const decision = byIdMap(mapped, contentHash(mapped.body), known);
+  if (decision.kind !== 'update') return decision;
+  return { ...decision, body: contactUpdateBody(decision.body, decision.uuid) };
 }
 
 export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, paymentsTotal }: InvoiceState): InvoiceDecision {
@@ -116,7 +122,8 @@ export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, payments
   if (mapped.kind === 'skip') return mapped;
   if (mapped.kind === 'reject') return deadLetter(mapped);
   const { uuid: _uuid, ...content } = mapped.body;
-  return byIdMap(mapped, contentHash(content), known);
+  // Nulls on every push, a create too: the create-update may match an invoice the service already holds.
+  return byIdMap({ ...mapped, body: withNulls(mapped.body, INVOICE_TEXT_FIELDS) }, contentHash(content), known);
 }
 
 export function decidePayment(rec: PaymentRecord, known: IdMapEntry | undefined): PaymentDecision {

@@ -69,3 +69,13 @@ export function takeOptional(
   if (check.kind === 'ok') into[key] = check.value;
   else if (check.kind === 'bad') dropped.push({ field: path, reason: check.reason });
 }
+
+/**
+ * `body` with `null` for each of `keys` it lacks: what an update sends so that the service clears a field the
+ * record no longer has (the service answers unset fields as null).
+ */
+export function withNulls<T extends object>(body: T, keys: readonly string[]): T {
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const key of keys) if (out[key] === undefined) out[key] = null;
+  return out as T;
+}

@@ -36,6 +36,8 @@ export type InvoiceMapperResult = MapperPush<InvoiceUpsert> | MapperSkip<'draft'
 
 /** The optional text fields, and what becomes of one over the limit. */
 const TEXT_FIELDS = { reference: 'drop', notes: 'cut', description: 'cut', purchaseOrder: 'drop' } as const;
+/** The invoice's optional text fields: a push sends null for those the record lacks (README, Decisions). */
+export const INVOICE_TEXT_FIELDS = Object.keys(TEXT_FIELDS) as (keyof typeof TEXT_FIELDS)[];
 
 export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapperResult {
   if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };

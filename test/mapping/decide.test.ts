@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLEARABLE_CONTACT_FIELDS, contactUpdateSchema, invoiceUpsertSchema } from '../../src/collections/schemas.js';
 import { contentHash, decideContact, decideInvoice, decidePayment, mapContact, mapInvoice, type IdMapEntry } from '../../src/mapping/index.js';
 import { contactRecordSchema, invoiceRecordSchema, paymentRecordSchema } from '../../src/platforms/records.js';
 
@@ -47,9 +48,34 @@ describe('decideContact', () => {
     expect(d.uuid).toBe(CONTACT);
     expect(d.body.city).toBe('Jeddah');
     expect(d.hash).not.toBe(h);
-    expect(d.hash).toBe(contentHash(d.body));
+    // The hash is the content's, whichever request carries it: what a create of this record would store.
+    expect(d.hash).toBe(hashOf(decideContact(contact({ city: 'Jeddah' }), undefined)));
     // A contact mapped by adoption (uuid, no hash yet) is updated once, so its content is ours.
     expect(decideContact(contact(), { uuid: CONTACT }).kind).toBe('update');
+  });
+
+  it('updates with null every optional field the record lacks, so what the platform removed is cleared', () => {
+    const full = contact({ phoneNumber: '+966 50 111 1111', email: 'ap@acme.example', companyId: 'co-1', persons: [{ name: 'Jane', email: 'jane@acme.example' }] });
+    const known: IdMapEntry = { uuid: CONTACT, hash: hashOf(decideContact(full, undefined)) };
+    const d = decideContact(contact({ email: 'ap@acme.example' }), known);
+    if (d.kind !== 'update') throw new Error(`expected an update, got ${d.kind}`);
+    expect(d.body).toMatchObject({ uuid: CONTACT, name: 'Acme Trading', city: 'Riyadh', email: 'ap@acme.example', phoneNumber: null, extCompanyId: null, errorDetail: null, hasErrors: false, secondaryContacts: [] });
+    expect(d.body).not.toHaveProperty('role');
+    for (const field of CLEARABLE_CONTACT_FIELDS) expect(d.body, field).toHaveProperty(field);
+    expect(contactUpdateSchema.safeParse(d.body).success).toBe(true);
+    // Secondary contacts carry their own nulls; a phone changed is simply the new value.
+    const changed = decideContact(contact({ phoneNumber: '+966 55 999 9999', persons: [{ name: 'Jane' }] }), known);
+    expect(changed).toMatchObject({ kind: 'update', body: { phoneNumber: '+966 55 999 9999', email: null, secondaryContacts: [{ name: 'Jane', email: null, phoneNumber: null, firstName: null, lastName: null }] } });
+    // A create has nothing to clear: no nulls.
+    const created = decideContact(contact(), undefined);
+    expect(Object.values(created.kind === 'create' ? created.body : {})).not.toContain(null);
+  });
+
+  it('hashes the create body: stored hashes of earlier versions still match, so an upgrade re-pushes nothing', () => {
+    // Computed by the version before updates sent nulls (37ea293): a tenant's stored hashes look like this.
+    const rec = contact({ phoneNumber: '+966 50 111 1111', persons: [{ name: 'Jane', email: 'jane@acme.example' }] });
+    expect(decideContact(rec, undefined)).toMatchObject({ kind: 'create', hash: 'b5190fc73a4fe2056b0f28a7b2d88894' });
+    expect(decideContact(rec, { uuid: CONTACT, hash: 'b5190fc73a4fe2056b0f28a7b2d88894' }).kind).toBe('unchanged');
   });
 
   it('dead-letters a contact the mapper rejects, known or not', () => {
@@ -76,7 +102,19 @@ describe('decideInvoice', () => {
     expect(again).toMatchObject({ uuid: INVOICE, hash: hashOf(created), body: { uuid: INVOICE } });
     const mapped = mapInvoice(invoice(), { contactUuid: CONTACT, uuid: INVOICE });
     if (mapped.kind !== 'push') throw new Error('expected push');
-    expect(again.kind === 'unchanged' && again.body).toEqual(mapped.body);
+    expect(again.kind === 'unchanged' && again.body).toEqual({ ...mapped.body, reference: null, notes: null, description: null, purchaseOrder: null });
+    // Computed by the version before invoices sent nulls (37ea293): stored hashes still match.
+    const withReference = decideInvoice(invoice({ reference: 'PO-7' }), { contactUuid: CONTACT });
+    expect(withReference).toMatchObject({ kind: 'create', hash: 'c31ef1bc287d9184a334296d01d5e647' });
+  });
+
+  it('sends null for every text field the invoice lacks, on every push (the create-update may match an existing one)', () => {
+    const known: IdMapEntry = { uuid: INVOICE, hash: hashOf(decideInvoice(invoice({ reference: 'R-1', notes: 'n' }), { contactUuid: CONTACT })) };
+    const d = decideInvoice(invoice({ notes: 'n' }), { known, contactUuid: CONTACT });
+    expect(d).toMatchObject({ kind: 'update', body: { uuid: INVOICE, reference: null, notes: 'n', description: null, purchaseOrder: null } });
+    const created = decideInvoice(invoice(), { contactUuid: CONTACT });
+    expect(created).toMatchObject({ kind: 'create', body: { reference: null, notes: null, description: null, purchaseOrder: null } });
+    expect(invoiceUpsertSchema.safeParse(d.kind === 'update' && d.body).success).toBe(true);
   });
 
   it('updates a known invoice when its content or the payments known of it change', () => {

@@ -65,6 +65,28 @@ describe('data fidelity between the platform and the service', () => {
     expect(stored('C-3')).toMatchObject({ hasErrors: true, email: null });
   });
 
+  it('clears in the service a phone or email removed on the platform, and replaces a changed one', async () => {
+    const c1 = platform.get('contacts', 'C-1')!;
+    const { phoneNumber: _phone, persons: _persons, ...withoutPhone } = c1;
+    platform.upsert('contacts', { ...withoutPhone, updatedAt: at() });
+    const { email: _email, ...c2 } = platform.get('contacts', 'C-2')!;
+    platform.upsert('contacts', { ...c2, updatedAt: at(), phoneNumber: '+966 55 999 9999' });
+    const c3 = platform.get('contacts', 'C-3')!;
+    platform.upsert('contacts', { ...c3, updatedAt: at(), email: 'ap@three.example' });
+    const { notes: _notes, ...invoice } = platform.get('invoices', 'I-1')!;
+    platform.upsert('invoices', { ...invoice, updatedAt: at(), reference: 'REF-1' });
+
+    const run = await rig.sync('fidel');
+    expect(run.outcome).toBe('succeeded');
+    expect(run.counts['contacts.updated']).toBe(3);
+    expect(stored('C-1')).toMatchObject({ phoneNumber: null, email: 'ap@one.example', city: 'Riyadh', secondaryContacts: [] });
+    expect(stored('C-2')).toMatchObject({ phoneNumber: '+966 55 999 9999', email: null });
+    // Fixed at the source: the email arrives and the flag (with its detail) is cleared.
+    expect(stored('C-3')).toMatchObject({ email: 'ap@three.example', hasErrors: false, errorDetail: null });
+    expect(rig.sim.data(CLIENT).invoices.find((i) => i.extPlatformId === 'I-1')).toMatchObject({ reference: 'REF-1', notes: null, description: 'short' });
+    expect(run.errors).toEqual([]);
+  });
+
   it('sends no request at all when nothing changed', async () => {
     const before = requests(rig);
     const run = await rig.sync('fidel');
