@@ -57,6 +57,10 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
           cached.push(project(rec, decision.uuid));
           return;
         }
+        if (decision.kind === 'skip') {
+          ctx.count('contacts', 'skipped');
+          return;
+        }
         let pushedAs: { uuid: string; viaIntent: boolean };
         try {
           pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };

@@ -9,7 +9,8 @@ import { decideInvoice, type InvoiceDecision, type Pending } from '../../src/map
 import { invoiceRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
 import type { CachedInvoice } from '../../src/state/record-cache.js';
 import type { RunContext } from './context.js';
-import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
+import { pushContacts } from './contacts.js';
+import { deadLetter, deadLetterIfRejected, reportBad } from './dead-letters.js';
 
 /** Pushes one page of invoice records. `fromPending` marks records replayed from the pending store. */
 export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): Promise<void> {
@@ -84,6 +85,17 @@ export async function pushOne(
   return { uuid, outstanding: decision.body.outstandingAmount };
 }
 
+/** Reads `ids` through the adapter's `readContacts` and pushes them; false when it has none or found nothing. */
+async function pushHeldBackContacts(ctx: RunContext, ids: string[]): Promise<boolean> {
+  const { adapter } = ctx.services;
+  if (adapter.readContacts === undefined) return false;
+  const page = await adapter.readContacts(ids, ctx.signal);
+  await reportBad(ctx, page.bad);
+  if (page.records.length === 0) return false;
+  await pushContacts(ctx, page.records.map((rec) => ({ ...rec, customer: true })));
+  return true;
+}
+
 async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
   try {
     return (await ctx.request(() => ctx.services.client.upsertInvoice(body, { signal: ctx.requestSignal }))).uuid;
@@ -97,13 +109,19 @@ async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
 
 /**
  * Invoices that waited for their contact: pushed now if the contact has a mapping, dead-lettered once
- * they have waited longer than the bound, left waiting otherwise.
+ * they have waited longer than the bound, left waiting otherwise. Contacts the platform's listings held back
+ * (not customers there) are asked for by id first and pushed as customers: a receivable invoice makes them one.
  */
 export async function drainPending(ctx: RunContext): Promise<void> {
   const { stores, settings } = ctx.services;
   const waiting = await stores.pending.list(ctx.tenant);
   if (waiting.length === 0) return;
-  const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set(waiting.map((w) => w.waitingFor))]);
+  const contactIds = [...new Set(waiting.map((w) => w.waitingFor))];
+  let contactStates = await stores.records.getMany(ctx.tenant, 'contacts', contactIds);
+  const unmapped = contactIds.filter((id) => contactStates.get(id)?.uuid === undefined);
+  if (unmapped.length > 0 && (await pushHeldBackContacts(ctx, unmapped))) {
+    contactStates = await stores.records.getMany(ctx.tenant, 'contacts', contactIds);
+  }
   const ready: InvoiceRecord[] = [];
   const expired: string[] = [];
   for (const w of waiting) {

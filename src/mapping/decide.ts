@@ -69,7 +69,7 @@ export interface Pending {
   waitingFor: string;
 }
 
-export type ContactDecision = Create<ContactCreate> | Update<ContactUpdate> | Unchanged<ContactCreate> | DeadLetter;
+export type ContactDecision = Create<ContactCreate> | Update<ContactUpdate> | Unchanged<ContactCreate> | MapperSkip<'not a customer'> | DeadLetter;
 
 export type InvoiceDecision =
   | Create<InvoiceUpsert>
@@ -100,6 +100,9 @@ export interface InvoiceState {
 }
 
 export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined): ContactDecision {
+  // Not a customer on its platform and not in the service: nobody to collect from (a Xero supplier). A contact a
+  // receivable invoice needs comes as a customer (jobs/sync); one in the service stays and is kept up to date.
+  if (rec.customer === false && known?.uuid === undefined) return { kind: 'skip', reason: 'not a customer' };
   const mapped = mapContact(rec);
   if (mapped.kind === 'reject') return deadLetter(mapped);
   const decision = byIdMap(mapped, contentHash(mapped.body), known);

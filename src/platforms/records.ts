@@ -20,7 +20,9 @@ export const personSchema = z.object({
 
 /**
  * Optional contact fields are kept as plain strings here: the mapper checks their 1-255 / email rules and
- * drops a bad one with `hasErrors` (a bad optional field never stops the record).
+ * drops a bad one with `hasErrors` (a bad optional field never stops the record). `customer: false` says the
+ * platform does not count the contact as a customer (a supplier only, say): it is pushed only once a
+ * receivable invoice needs it, or if it is in the service already. Absent means a customer.
  */
 export const contactRecordSchema = z.object({
   id: s255,
@@ -54,6 +56,7 @@ export const contactRecordSchema = z.object({
   iban: z.string().optional(),
   accountNumber: z.string().optional(),
   persons: z.array(personSchema).optional(),
+  customer: z.boolean().optional(),
 });
 
 export const invoiceRecordSchema = z

@@ -45,6 +45,12 @@ export interface PlatformAdapter {
   readonly kind: string;
   /** One page of `entity` modified since `req.since`. Throws `PlatformRateLimitedError` on a rate limit. */
   readPage<E extends Entity>(entity: E, req: PageRequest): Promise<Page<E>>;
+  /**
+   * Contacts by platform id, whatever their stamps: those receivable invoices wait for that no listing yields as
+   * customers (a Xero contact flagged a customer after it was last read, or never). Records and bad records, one
+   * page, no token. Adapters whose listings hold no contact back leave it out.
+   */
+  readContacts?(ids: readonly string[], signal?: AbortSignal): Promise<Page<'contacts'>>;
   /** Release connections, files, timers. */
   close?(): Promise<void>;
 }

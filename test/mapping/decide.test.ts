@@ -78,6 +78,17 @@ describe('decideContact', () => {
     expect(decideContact(rec, { uuid: CONTACT, hash: 'b5190fc73a4fe2056b0f28a7b2d88894' }).kind).toBe('unchanged');
   });
 
+  it('skips a contact its platform says is not a customer until it is in the service; then keeps it up to date', () => {
+    expect(decideContact(contact({ customer: false }), undefined)).toEqual({ kind: 'skip', reason: 'not a customer' });
+    // Not even a bad one is dead-lettered: a supplier's record is none of our business.
+    expect(decideContact(contact({ customer: false, name: '  ' }), undefined)).toMatchObject({ kind: 'skip' });
+    expect(decideContact(contact({ customer: true }), undefined).kind).toBe('create');
+    const h = hashOf(decideContact(contact(), undefined));
+    // Pushed before (a customer then, or needed by a receivable invoice): stays, and its changes go on flowing.
+    expect(decideContact(contact({ customer: false }), { uuid: CONTACT, hash: h }).kind).toBe('unchanged');
+    expect(decideContact(contact({ customer: false, city: 'Jeddah' }), { uuid: CONTACT, hash: h })).toMatchObject({ kind: 'update', body: { city: 'Jeddah', remindersEnabled: true } });
+  });
+
   it('dead-letters a contact the mapper rejects, known or not', () => {
     for (const known of [undefined, { uuid: CONTACT, hash: 'x' }]) {
       expect(decideContact(contact({ name: '   ' }), known)).toEqual({ kind: 'dead-letter', reason: 'name: required', code: 'MAPPING_REJECTED' });

@@ -9,7 +9,9 @@
  *   kept as it is. The address is the STREET address when it has any content, else the POBOX one: its lines
  *   joined with ", " as `street`, with `city`, `postalCode`, `country` (Xero's `Region` has no canonical field).
  *   `TaxNumber` is the VAT number, `ContactNumber` the `otherId`, `BankAccountDetails` the `accountNumber`.
- *   `ContactPersons` (which have no id in Xero) become `persons` named "First Last".
+ *   `ContactPersons` (which have no id in Xero) become `persons` named "First Last". `IsCustomer` is `customer`:
+ *   a contact Xero does not flag a customer (a supplier only, or one with no sales yet) is not pushed until a
+ *   receivable invoice needs it (then the sync asks for it by id: `XeroAdapter.readContacts`).
  * - Invoices: only `Type` ACCREC (receivables); bills and credit notes are skipped (credit notes already reduce
  *   `AmountDue`). DRAFT and SUBMITTED are DRAFT; DELETED (Xero deletes only drafts and submitted invoices) is a
  *   deleted DRAFT, which is never pushed. `AmountDue` is the outstanding amount.
@@ -144,6 +146,7 @@ export function contactRecordFrom(c: XeroContact, companyId: string): Record<str
     accountNumber: c.BankAccountDetails,
     ...pickAddress(c.Addresses),
     ...(c.ContactPersons !== undefined && c.ContactPersons !== null ? { persons } : {}),
+    customer: c.IsCustomer ?? undefined,
   });
 }
 

@@ -62,6 +62,9 @@ export const xeroContactSchema = z.looseObject({
   Addresses: z.array(xeroAddressSchema).nullish(),
   Phones: z.array(xeroPhoneSchema).nullish(),
   ContactPersons: z.array(xeroContactPersonSchema).nullish(),
+  /** Set by Xero once a receivable (ACCREC) invoice is entered against the contact; IsSupplier, for payables. */
+  IsCustomer: z.boolean().nullish(),
+  IsSupplier: z.boolean().nullish(),
   UpdatedDateUTC: dateText,
 });
 

@@ -4,7 +4,7 @@
  * Reading: `GET /Contacts` (`includeArchived=true`), `/Invoices` (`where=Type=="ACCREC"`), `/Payments`, each with
  * `order=UpdatedDateUTC ASC`, `page`, `pageSize` (up to 1000) and `If-Modified-Since` (second precision, from
  * `since`, which already includes the engine's lookback). A listing ends at `pagination.pageCount`, a short page
- * or an empty one.
+ * or an empty one. Contacts wanted by id (`readContacts`): `GET /Contacts?IDs=`, 50 ids a call, no stamp.
  *
  * Paging is keyset where it can be: when a full page is in UpdatedDateUTC order, the next page asks again from
  * one second before its last record (page 1), and skips what was already yielded (the token keeps the last stamp
@@ -52,6 +52,8 @@ export const DEFAULT_XERO_PAGE_SIZE = 100;
 export const MAX_XERO_PAGE_SIZE = 1000;
 /** At most this many ids at one stamp are carried in a token; more means offset paging for that step. */
 const MAX_TIED_IDS = 50;
+/** ContactIDs asked for in one `GET /Contacts?IDs=` (36 characters each: the URL stays short). */
+const IDS_PER_CALL = 50;
 
 export class XeroAdapter implements PlatformAdapter {
   readonly kind = 'xero';
@@ -148,6 +150,30 @@ export class XeroAdapter implements PlatformAdapter {
       { entity, page: pos.page, since: pos.since, items: items.length, records: page.records.length, bad: page.bad.length, skipped, last },
       'xero page read',
     );
+    return page;
+  }
+
+  async readContacts(ids: readonly string[], signal?: AbortSignal): Promise<Page<'contacts'>> {
+    const page: Page<'contacts'> = { records: [], bad: [], ordered: false };
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += IDS_PER_CALL) {
+      signal?.throwIfAborted();
+      const chunk = unique.slice(i, i + IDS_PER_CALL);
+      const query = new URLSearchParams({ IDs: chunk.join(','), includeArchived: 'true', page: '1', pageSize: String(IDS_PER_CALL) });
+      const got = await this.http.get('/Contacts', query, {}, signal);
+      if (got.kind === 'not-modified') continue;
+      const parsed = parseListing(got.body, 'Contacts');
+      if (!parsed.ok) throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET /Contacts by id: ${parsed.reason}`, false);
+      const wanted = new Set(chunk);
+      for (const item of parsed.listing.items) {
+        const outcome = mapXeroItem('contacts', item, this.options.xeroTenantId);
+        const id = outcome.kind === 'record' ? outcome.record.id : outcome.kind === 'bad' ? outcome.platformId : undefined;
+        if (id === undefined || !wanted.has(id)) continue; // only what was asked for
+        if (outcome.kind === 'record') page.records.push(outcome.record);
+        else if (outcome.kind === 'bad') page.bad.push({ entity: 'contacts', place: 'xero:Contacts by id', platformId: id, reason: outcome.reason });
+      }
+    }
+    this.logger?.debug({ asked: unique.length, records: page.records.length, bad: page.bad.length }, 'xero contacts read by id');
     return page;
   }
 

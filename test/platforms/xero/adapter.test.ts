@@ -58,6 +58,29 @@ describe('the Xero adapter reads Xero listings', () => {
     expect(calls[1]!.headers['if-modified-since']).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
   });
 
+  it('reads contacts by id (IDs, in chunks), archived and non-customers included, whatever their stamps', async () => {
+    const { fake, h } = await setup();
+    fake.data.Contacts = buildContacts(130, { startMs: T0 });
+    const wanted = fake.data.Contacts.filter((_, i) => i % 2 === 1).map((c) => c['ContactID'] as string);
+    fake.data.Contacts[1]!['ContactStatus'] = 'ARCHIVED';
+    fake.data.Contacts[3]!['IsCustomer'] = false;
+    delete fake.data.Contacts[5]!['Name'];
+    const page = await h.adapter.readContacts([...wanted, wanted[0]!, 'c0ffee00-0000-4000-8000-000000000000']);
+    expect(page.records.map((r) => r.id).sort()).toEqual(wanted.filter((id) => id !== wanted[2]).sort());
+    expect(page.bad).toEqual([{ entity: 'contacts', place: 'xero:Contacts by id', platformId: wanted[2], reason: 'name: required' }]);
+    expect(page.records.find((r) => r.id === wanted[0])?.deleted).toBe(true);
+    expect(page.records.find((r) => r.id === wanted[1])?.customer).toBe(false);
+    expect(page.nextPageToken).toBeUndefined();
+    const calls = fake.apiCalls('/Contacts');
+    expect(calls.map((c) => c.query['IDs']?.split(',').length)).toEqual([50, 16]);
+    for (const c of calls) {
+      expect(c.query).toMatchObject({ includeArchived: 'true' });
+      expect(c.headers['if-modified-since']).toBeUndefined();
+    }
+    expect(fake.violations).toEqual([]);
+    expect((await h.adapter.readContacts([])).records).toEqual([]);
+  });
+
   it('loses nothing when records on pages already read are updated mid-listing (moving sort order)', async () => {
     const { fake, h } = await setup();
     fake.data.Contacts = buildContacts(300, { startMs: T0 });

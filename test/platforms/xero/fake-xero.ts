@@ -7,7 +7,8 @@
  *   beyond the spec (a Bearer token, `Accept: application/json`, pageSize <= 1000). A violation answers 400 and
  *   is listed in `violations`.
  * - Listings honour If-Modified-Since (UpdatedDateUTC >= it), `where=Type=="ACCREC"`, `includeArchived`,
- *   `order=UpdatedDateUTC ASC` (ties in insertion order), `page`/`pageSize`, with a pagination block.
+ *   `IDs` (contacts), `order=UpdatedDateUTC ASC` (ties in insertion order), `page`/`pageSize`, with a pagination
+ *   block.
  * - Limits like Xero's, configurable: per-minute (sliding) and per-day calls, with X-MinLimit-Remaining,
  *   X-DayLimit-Remaining, X-AppMinLimit-Remaining headers and 429 + Retry-After + X-Rate-Limit-Problem.
  *   `fault()` queues one-off answers (429s, 401, 5xx).
@@ -253,6 +254,11 @@ export class FakeXero {
     }
     if (collection === 'Invoices' && q.get('where') === 'Type=="ACCREC"') items = items.filter((x) => x.item['Type'] === 'ACCREC');
     if (collection === 'Contacts' && q.get('includeArchived') !== 'true') items = items.filter((x) => x.item['ContactStatus'] !== 'ARCHIVED');
+    const ids = q.get('IDs');
+    if (collection === 'Contacts' && ids !== null) {
+      const wanted = new Set(ids.split(','));
+      items = items.filter((x) => wanted.has(String(x.item['ContactID'])));
+    }
     if (q.get('order') === 'UpdatedDateUTC ASC') items.sort((a, b) => a.ms - b.ms || a.i - b.i);
     const page = Number(q.get('page') ?? '1');
     const pageSize = Number(q.get('pageSize') ?? '100');

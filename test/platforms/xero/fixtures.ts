@@ -87,7 +87,8 @@ export function buildContacts(n: number, o: BuildOptions): XeroObject[] {
 
 /**
  * Invoices cloned round-robin from the examples (VOIDED, PAID, AUTHORISED, PAID), `perContact` per contact, with
- * their own ids and numbers; plus, every fourth, a bill (ACCPAY) that the adapter must skip.
+ * their own ids and numbers; plus, every fourth, a bill (ACCPAY) that the adapter must skip. A contact given a
+ * receivable invoice is flagged `IsCustomer`, as Xero does (a bill flags `IsSupplier`).
  */
 export function buildInvoices(contacts: readonly XeroObject[], perContact: number, o: BuildOptions): XeroObject[] {
   const base = [...examples.invoices(), examples.invoice()];
@@ -101,6 +102,7 @@ export function buildInvoices(contacts: readonly XeroObject[], perContact: numbe
       inv['Contact'] = { ContactID: contact['ContactID'], Name: contact['Name'] };
       inv['UpdatedDateUTC'] = msDate(o.startMs + i * (o.stepMs ?? 1000));
       if (i % 4 === 3) inv['Type'] = 'ACCPAY';
+      contact[inv['Type'] === 'ACCREC' ? 'IsCustomer' : 'IsSupplier'] = true;
       delete inv['Attachments'];
       out.push(inv);
     }

@@ -64,7 +64,21 @@ describe('Xero contacts -> canonical contacts', () => {
       city: 'Vancouver',
       postalCode: 'V6B 2T4',
       persons: [{ name: 'Sue Johnson', firstName: 'Sue', lastName: 'Johnson', email: 'sue.johnson@krave.com' }],
+      // IsCustomer (Xero sets it once a receivable invoice is entered against the contact).
+      customer: true,
     });
+  });
+
+  it('says which contacts are customers: IsCustomer, whatever IsSupplier says; unknown when Xero does not say', () => {
+    const [, lisa] = examples.contacts(); // the specification's example: neither supplier nor customer
+    expect(record(mapXeroItem('contacts', lisa, TENANT))['customer']).toBe(false);
+    const supplier = { ...examples.contact(), IsSupplier: true, IsCustomer: false };
+    expect(record(mapXeroItem('contacts', supplier, TENANT))['customer']).toBe(false);
+    const both = { ...examples.contact(), IsSupplier: true, IsCustomer: true };
+    expect(record(mapXeroItem('contacts', both, TENANT))['customer']).toBe(true);
+    const unsaid = examples.contact();
+    delete unsaid['IsCustomer'];
+    expect(record(mapXeroItem('contacts', unsaid, TENANT))).not.toHaveProperty('customer');
   });
 
   it('falls back to the default phone and the PO box, and leaves empty strings out', () => {
