@@ -8,7 +8,7 @@ import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from './fake-xero.js';
 import { examples, fakeId, msDate, type XeroObject } from './fixtures.js';
-import { startFake, TOKEN_KEY } from './harness.js';
+import { startFake, TOKEN_KEY, xeroPlatform } from './harness.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 const CLIENT = 'client-debtors';
@@ -53,21 +53,7 @@ describe('a Xero tenant pushes customers and contacts with receivables, never su
     fake.data.Invoices = [invoice(0, 0, 'ACCREC', T0), invoice(1, 1, 'ACCPAY', T0), invoice(2, 2, 'ACCPAY', T0), invoice(3, 3, 'ACCREC', T0)];
     rig = await startRig({
       redisUrl: redis.url,
-      tenants: [
-        {
-          id: 'debtors',
-          clientId: CLIENT,
-          platform: {
-            kind: 'xero',
-            clientId: fake.options.clientId,
-            clientSecret: fake.options.clientSecret,
-            refreshToken: fake.issueRefreshToken(),
-            xeroTenantId: fake.options.xeroTenantId,
-            apiUrl: fake.apiUrl,
-            tokenUrl: fake.tokenUrl,
-          },
-        },
-      ],
+      tenants: [{ id: 'debtors', clientId: CLIENT, platform: xeroPlatform(fake) }],
       env: { PLATFORM_TOKEN_KEY: TOKEN_KEY },
     });
   });

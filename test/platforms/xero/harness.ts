@@ -16,6 +16,19 @@ export async function startFake(options: Partial<FakeXeroOptions> = {}): Promise
   return FakeXero.start({ xeroTenantId: randomUUID(), clientId: 'XEROCLIENT1', clientSecret: 'xero-secret-1', ...options });
 }
 
+/** The tenants-file `platform` of a tenant connected to `fake`, with a fresh refresh token. */
+export function xeroPlatform(fake: FakeXero): Record<string, unknown> {
+  return {
+    kind: 'xero',
+    clientId: fake.options.clientId,
+    clientSecret: fake.options.clientSecret,
+    refreshToken: fake.issueRefreshToken(),
+    xeroTenantId: fake.options.xeroTenantId,
+    apiUrl: fake.apiUrl,
+    tokenUrl: fake.tokenUrl,
+  };
+}
+
 export interface AdapterHandle {
   adapter: XeroAdapter;
   redis: Redis;

@@ -6,7 +6,7 @@ import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from './fake-xero.js';
 import { buildContacts, buildInvoices, buildPayments, msDate, type XeroObject } from './fixtures.js';
-import { startFake, TOKEN_KEY } from './harness.js';
+import { startFake, TOKEN_KEY, xeroPlatform } from './harness.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 const CLIENT = 'client-kiwi';
@@ -30,20 +30,7 @@ describe('a Xero-connected tenant syncs into the service', () => {
     fake.data.Payments = buildPayments(invoices, { startMs: T0 });
     rig = await startRig({
       redisUrl: redis.url,
-      tenants: [
-        {
-          id: 'kiwi',
-          platform: {
-            kind: 'xero',
-            clientId: fake.options.clientId,
-            clientSecret: fake.options.clientSecret,
-            refreshToken: fake.issueRefreshToken(),
-            xeroTenantId: fake.options.xeroTenantId,
-            apiUrl: fake.apiUrl,
-            tokenUrl: fake.tokenUrl,
-          },
-        },
-      ],
+      tenants: [{ id: 'kiwi', platform: xeroPlatform(fake) }],
       env: { PLATFORM_TOKEN_KEY: TOKEN_KEY, SYNC_PAGE_SIZE: '15', CURSOR_LOOKBACK_S: String(LOOKBACK_S) },
     });
   });
