@@ -14,7 +14,7 @@ import type { Metrics } from './ops/metrics.js';
 import { createAdapter } from './platforms/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
-import { closeQueues, createQueues, type Queues } from './queues/index.js';
+import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/index.js';
 import { connectRedis, createRedis } from './redis/connection.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
@@ -74,7 +74,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const auth = createAuth({
     redis,
     prefix: env.KEY_PREFIX,
-    queue: queues.refreshToken,
+    jobs: refreshJobs(queues.refreshToken, logger),
     logger,
     settings: {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,

@@ -1,20 +1,28 @@
 /**
- * The always-on worker process: BullMQ workers for sync runs, schedule ticks and token rotations, the ops
+ * The always-on worker process, and its composition root: BullMQ workers for sync runs, schedule ticks, token
+ * rotations and calls (their processors come from jobs/processors.ts, the one import of jobs/ in src/), the ops
  * HTTP server, schedules kept in step with the tenants file, and an ordered graceful shutdown under a deadline.
  */
 import { watchFile, unwatchFile } from 'node:fs';
 import { Worker, type Job } from 'bullmq';
-import { createCallsProcessor } from '../jobs/calls.js';
-import { createRefreshTokenProcessor } from '../jobs/refresh-token.js';
-import { ensureSchedules, createTickProcessor } from '../jobs/schedule.js';
-import { createSyncProcessor } from '../jobs/sync-run.js';
-import { authUrlOf, type App } from './app.js';
+import { createProcessors } from '../jobs/processors.js';
+import type { App } from './app.js';
 import { loadTenants } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
-import { QUEUES } from './queues/names.js';
+import { ensureTickSchedules, QUEUES } from './queues/index.js';
 import { globalKey } from './redis/keys.js';
 import { RedisLock } from './redis/lock.js';
+
+type QueueKey = keyof typeof QUEUES;
+const ALL_QUEUES: readonly QueueKey[] = ['sync', 'schedule', 'refreshToken', 'calls'];
+
+/**
+ * Queues whose jobs may stall many times without harm: a job killed with its worker is picked up again once its lock
+ * lapses (JOB_LOCK_MS). A sync run resumes from its checkpoint with idempotent writes; a campaign re-run never
+ * sends a request twice (it is `unknown` instead).
+ */
+const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls']);
 
 /** The lock under which one process at a time upserts schedulers. */
 export function schedulesLockKey(prefix: string): string {
@@ -28,7 +36,7 @@ export interface WorkerOptions {
   opsPort?: number;
   opsHost?: string;
   /** Which queues this process works (default all). */
-  queues?: ('sync' | 'schedule' | 'refreshToken' | 'calls')[];
+  queues?: QueueKey[];
   concurrency?: number;
   /** Upsert schedules at start (default true). */
   schedules?: boolean;
@@ -45,7 +53,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const { env, logger } = app;
   const shutdown = new AbortController();
   const connection = app.redis;
-  const want = new Set(options.queues ?? ['sync', 'schedule', 'refreshToken', 'calls']);
+  const want = new Set(options.queues ?? ALL_QUEUES);
   const workers: Worker[] = [];
   let lastActivity = Date.now();
 
@@ -64,11 +72,6 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     workers.push(worker);
   };
 
-  /**
-   * Jobs that may stall many times without harm: a job killed with its worker is picked up again once its lock
-   * lapses (JOB_LOCK_MS). A sync run resumes from its checkpoint with idempotent writes; a campaign re-run never
-   * sends a request twice (it is `unknown` instead).
-   */
   const resumable = {
     connection,
     prefix: env.KEY_PREFIX,
@@ -78,70 +81,12 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   };
 
   const metrics = app.metrics;
-  if (want.has('sync')) {
-    const processor = createSyncProcessor({
-      logger,
-      stores: app.stores,
-      cache: app.cache,
-      flags: app.flags,
-      tenant: (id) => app.tenant(id),
-      clientFor: (t) => app.clientFor(t),
-      adapterFor: (t) => app.adapterFor(t),
-      settings: {
-        pageSize: env.SYNC_PAGE_SIZE,
-        lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
-        pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
-        ambiguousRecheckMs: 500,
-        syncConcurrency: env.SYNC_CONCURRENCY,
-        runLockTtlMs: env.JOB_LOCK_MS,
-      },
-      shutdown: shutdown.signal,
-      ...(metrics
-        ? {
-            metrics: {
-              record: (tenant, entity, outcome, n = 1) => metrics.records.inc({ tenant, entity, outcome }, n),
-              run: (tenant, outcome, seconds) => {
-                metrics.runs.inc({ tenant, outcome });
-                metrics.runSeconds.observe({ tenant }, seconds);
-              },
-            },
-          }
-        : {}),
-    });
-    track(
-      new Worker(QUEUES.sync, processor, { ...resumable, concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }),
-      QUEUES.sync,
-    );
-  }
-  if (want.has('schedule')) {
-    const processor = createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger });
-    track(new Worker(QUEUES.schedule, processor, { connection, prefix: env.KEY_PREFIX, concurrency: 4 }), QUEUES.schedule);
-  }
-  if (want.has('refreshToken')) {
-    const processor = createRefreshTokenProcessor({
-      refresher: app.auth.refresher,
-      resolveCredentials: (tenantId) => {
-        const t = app.tenant(tenantId);
-        return t ? { clientId: t.collections.clientId, clientSecret: t.collections.clientSecret, authUrl: authUrlOf(env, t) } : undefined;
-      },
-      logger,
-    });
-    track(new Worker(QUEUES.refreshToken, processor, { connection, prefix: env.KEY_PREFIX, concurrency: 8 }), QUEUES.refreshToken);
-  }
-
-  if (want.has('calls')) {
-    const processor = createCallsProcessor({
-      logger,
-      redis: app.redis,
-      prefix: env.KEY_PREFIX,
-      cache: app.cache,
-      tenant: (id) => app.tenant(id),
-      clientFor: (t) => app.clientFor(t),
-      cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
-      lockTtlMs: env.JOB_LOCK_MS,
-      shutdown: shutdown.signal,
-    });
-    track(new Worker(QUEUES.calls, processor, { ...resumable, concurrency: 4 }), QUEUES.calls);
+  const processors = createProcessors(app, shutdown.signal);
+  const concurrency: Record<QueueKey, number> = { sync: options.concurrency ?? env.WORKER_CONCURRENCY, schedule: 4, refreshToken: 8, calls: 4 };
+  for (const queue of ALL_QUEUES) {
+    if (!want.has(queue)) continue;
+    const settings = RESUMABLE.has(queue) ? resumable : { connection, prefix: env.KEY_PREFIX };
+    track(new Worker(QUEUES[queue], processors[queue](), { ...settings, concurrency: concurrency[queue] }), QUEUES[queue]);
   }
 
   const applySchedules = async (): Promise<void> => {
@@ -149,7 +94,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     const lock = new RedisLock(app.redis, schedulesLockKey(env.KEY_PREFIX), 30_000);
     if (!(await lock.acquireWithin(10_000))) return;
     try {
-      await ensureSchedules(app.queues.schedule, app.tenants(), logger);
+      await ensureTickSchedules(app.queues.schedule, app.tenants(), logger);
       await app.auth.ensureSchedules(app.tenants());
     } finally {
       await lock.release();

@@ -11,7 +11,7 @@ import type { PlatformAdapter } from '../../src/platforms/types.js';
 import type { StateStores } from '../../src/state/index.js';
 import type { RecordCache } from '../../src/state/record-cache.js';
 import type { TenantFlags } from '../../src/state/flags.js';
-import type { SyncMode } from '../registry.js';
+import type { SyncMode } from '../../src/queues/index.js';
 import type { Pool } from './pool.js';
 import { DEFAULT_STATE_WRITER, StateWriter } from './state-writer.js';
 

@@ -3,7 +3,6 @@
  * process; a gate and leases so a rotation never breaks requests in flight; compare-and-refresh on 401;
  * a refresher job as the only caller of the token endpoint; a cooldown when the credentials are refused.
  */
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
@@ -12,7 +11,7 @@ import type { Logger } from '../logger.js';
 import { secretFingerprint } from './keys.js';
 import { noopAuthMetrics, type AuthMetrics } from './metrics.js';
 import { RedisTokenProvider } from './provider.js';
-import { ensureRefreshSchedules, enqueueRefresh, type ScheduledClient } from './refresh-queue.js';
+import type { RefreshJobs, ScheduledClient } from './refresh-request.js';
 import { TokenRefresher, type RefresherHooks, type RequestTokenFn } from './refresher.js';
 import { resolveAuthSettings, type AuthSettings, type AuthSettingsInput } from './settings.js';
 import { ClientAuthStore, type AuthStatus } from './token-store.js';
@@ -20,9 +19,9 @@ import { AuthWakeups } from './wakeups.js';
 
 export { authKeys, secretFingerprint, type AuthKeys } from './keys.js';
 export { CredentialsRejectedError, isCredentialsRejected } from './errors.js';
-export { noopAuthMetrics, type AuthMetrics, type RotationReason } from './metrics.js';
+export { noopAuthMetrics, ROTATION_REASONS, type AuthMetrics, type RotationReason } from './metrics.js';
 export { RedisTokenProvider } from './provider.js';
-export { enqueueRefresh, ensureRefreshSchedules, refreshId, REFRESH_JOB_NAME, type RefreshRequest, type ScheduledClient } from './refresh-queue.js';
+export { refreshRequestSchema, type RefreshJobs, type RefreshRequest, type ScheduledClient } from './refresh-request.js';
 export { TokenRefresher, type ClientCredentials, type RefresherHooks, type RequestTokenFn, type RotateOptions, type RotateOutcome } from './refresher.js';
 export { resolveAuthSettings, authSettingsSchema, type AuthSettings, type AuthSettingsInput } from './settings.js';
 export { ClientAuthStore, type AuthFailure, type AuthState, type AuthStatus } from './token-store.js';
@@ -42,8 +41,8 @@ export interface CreateAuthOptions {
   subscriber?: Redis;
   /** KEY_PREFIX (the same as BullMQ's). */
   prefix: string;
-  /** The refresh-token queue (on-demand rotations are enqueued there). */
-  queue: Queue;
+  /** The refresh-token queue (on-demand rotations are enqueued there, schedulers upserted there). */
+  jobs: RefreshJobs;
   logger: Logger;
   settings?: AuthSettingsInput;
   metrics?: AuthMetrics;
@@ -108,7 +107,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
         settings,
         metrics,
         logger,
-        requestRefresh: (r) => enqueueRefresh(o.queue, r),
+        requestRefresh: (r) => o.jobs.request(r),
         tenantId: tenant.id,
         fingerprint,
         inFlightLimit: limit,
@@ -119,7 +118,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
     status: (clientKey) => storeOf(clientKey).status(),
     ensureSchedules(tenants) {
       const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: t.collections.clientId, tenantId: t.id }));
-      return ensureRefreshSchedules(o.queue, clients, settings.scheduleEveryMs, logger);
+      return o.jobs.schedule(clients, settings.scheduleEveryMs);
     },
     async close() {
       providers.clear();

@@ -1,7 +1,8 @@
 import type { AuthRejectReason } from '../collections/token-provider.js';
 
 /** What a rotation was for (also the `reason` of a refresh job). */
-export type RotationReason = 'scheduled' | 'missing' | '401' | 'manual';
+export const ROTATION_REASONS = ['scheduled', 'missing', '401', 'manual'] as const;
+export type RotationReason = (typeof ROTATION_REASONS)[number];
 
 /** Hooks for metrics (prom-client later). All synchronous, never throwing. */
 export interface AuthMetrics {

@@ -5,7 +5,7 @@ import { TOKEN_ROUTE } from '../collections/token.js';
 import type { Logger } from '../logger.js';
 import { CredentialsRejectedError, noTokenWithin } from './errors.js';
 import type { AuthMetrics } from './metrics.js';
-import type { RefreshRequest } from './refresh-queue.js';
+import type { RefreshRequest } from './refresh-request.js';
 import type { AuthSettings } from './settings.js';
 import type { ClientAuthStore } from './token-store.js';
 import type { AuthWakeups, WakeKind } from './wakeups.js';

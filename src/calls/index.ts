@@ -1,4 +1,7 @@
-/** AI collection calls: selection, phone numbers, requests, the call ledger and campaigns. */
+/**
+ * AI collection calls: selection, phone numbers, plans and requests (pure), the call ledger and campaigns (stored).
+ * The worker's steps that drive them (planning against the service, sending requests) are jobs/calls.
+ */
 import type { Redis } from 'ioredis';
 import { CampaignStore } from './campaign-store.js';
 import { CallLedger } from './ledger.js';
@@ -10,11 +13,10 @@ export { selectOverdue, type Selection } from './source.js';
 export { amountDue, formatAmount, overdueTags, type DueInvoice } from './tags.js';
 export { parseCallList, listFormatOf, type ParsedList, type RowError, type ListContext } from './list-file.js';
 export { readCsv, detectDelimiter, parseDelimiter, DELIMITERS, type Delimiter, type CsvRead, type CsvRecord, type CsvProblem } from './csv.js';
-export { resolveSettings, requestBody, planRequests, chunk, DEFAULT_CURRENCY, type TenantCallDefaults, type SettingsCheck, type BodyCheck } from './plan.js';
+export { resolveSettings, requestBody, planRequests, plannedRecords, singleCallRecords, chunk, PlanError, DEFAULT_CURRENCY, type TenantCallDefaults, type SettingsCheck, type BodyCheck, type PlannedRecords, type ServiceContact } from './plan.js';
+export { callUuids } from './answers.js';
 export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
 export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';
-export { makePlan, PlanError, type Plan, type PlanSource, type PlannerDeps, type ServiceContact } from './planner.js';
-export { CampaignRun, NotSent, type RunDeps, type Verdict } from './run.js';
 export { formatReport, exitCodeOfReport } from './report.js';
 export { resolveUnknown, waitForCampaign, OperatorError, CampaignWaitTimeout, type Resolution } from './operator.js';
 

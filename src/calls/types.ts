@@ -4,10 +4,17 @@
  * is one bulk (or single) call request of the campaign; an entry is the state of one number in one campaign.
  * Everything read back from Redis goes through these schemas.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { bulkCallContactSchema, uuid } from '../collections/schemas.js';
 
 export const campaignIdSchema = z.string().regex(/^[a-z][a-z0-9-]{2,80}$/, 'lower-case letters, digits and -, starting with a letter');
+
+/** `cmp-20261120-081500-3fa2`: sortable, readable, no colon (a BullMQ job id part). */
+export function newCampaignId(kind: 'cmp' | 'one' | 'dry', now = new Date()): string {
+  const stamp = now.toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
+  return `${kind}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
 
 /** Why a contact or row is left out of a campaign. */
 export const skipReasonSchema = z.enum([

@@ -1,12 +1,19 @@
 /**
- * Queues and their options. Every queue shares the BullMQ `prefix` (KEY_PREFIX, a hash tag), never the
- * ioredis keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
+ * The queue layer: queues and their default options (here), the table of every job (jobs.ts), the producers
+ * (producers.ts), the schedulers (schedulers.ts) and the one wrapper that makes a BullMQ processor of a job's
+ * handler (processor.ts). Every queue shares the BullMQ `prefix` (KEY_PREFIX, a hash tag), never the ioredis
+ * keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
  */
 import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { QUEUES, type QueueName } from './names.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
+export { addJob, JOBS } from './jobs.js';
+export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode } from './jobs.js';
+export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, refreshJobs, requestSync } from './producers.js';
+export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
+export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';
 
 export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   attempts: 8,

@@ -80,3 +80,4 @@ export type { DeadLetter, DeadLetterCounts, DeadLetterEntry, DeadLetterRef } fro
 export type { PendingEntry } from './pending.js';
 export type { LedgerEntry } from './ledger.js';
 export type { RunFinish, RunPatch, RunRecord, RunStart } from './runs.js';
+export { RunWaitTimeout, waitForRun, type WaitOptions } from './run-wait.js';

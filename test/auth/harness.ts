@@ -8,7 +8,7 @@ import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { createAuth, type Auth, type AuthMetrics, type ClientCredentials, type CreateAuthOptions } from '../../src/auth/index.js';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { QUEUES } from '../../src/queues/names.js';
+import { QUEUES, refreshJobs } from '../../src/queues/index.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 
 export function quietLogger(level = process.env['AUTH_TEST_LOG'] ?? 'silent'): Logger {
@@ -51,7 +51,7 @@ export async function buildRig(o: RigOptions): Promise<AuthRig> {
   const auth = createAuth({
     redis,
     prefix: o.prefix,
-    queue,
+    jobs: refreshJobs(queue, logger),
     logger,
     settings: o.settings,
     ...(o.metrics ? { metrics: o.metrics } : {}),

@@ -4,7 +4,8 @@
  * stalled by another worker and completes (no lost job), and no request fails.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { enqueueRefresh, type AuthMetrics, type RotateOutcome } from '../../src/auth/index.js';
+import type { AuthMetrics, RotateOutcome } from '../../src/auth/index.js';
+import { enqueueRefresh } from '../../src/queues/index.js';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { Secret } from '../../src/config/secret.js';

@@ -10,7 +10,7 @@ import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import { Queue } from 'bullmq';
 import { createAuth } from '../../src/auth/index.js';
-import { QUEUES } from '../../src/queues/names.js';
+import { QUEUES, refreshJobs } from '../../src/queues/index.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { buildRig, quietLogger, sleep, type AuthRig } from './harness.js';
@@ -145,7 +145,7 @@ describe('subscriber', () => {
     prefixes.push(prefix);
     const producer = await connectRedis(createRedis(redis.url, 'producer'), redis.url);
     const queue = new Queue(QUEUES.refreshToken, { connection: producer, prefix });
-    const auth = createAuth({ redis: producer, prefix, queue, logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });
+    const auth = createAuth({ redis: producer, prefix, jobs: refreshJobs(queue), logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });
     try {
       await seed(producer, prefix, 'c1', 'tok-1', Date.now() + 60_000);
       const store = new ClientAuthStore(producer, prefix, 'c1');

@@ -4,9 +4,10 @@
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRefreshTokenProcessor, refreshTokenJobSchema } from '../../jobs/refresh-token.js';
+import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
-import { ensureRefreshSchedules, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
+import { type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
+import { ensureRefreshSchedules, JOBS } from '../../src/queues/index.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { buildRig, quietLogger, type AuthRig } from './harness.js';
 
@@ -61,7 +62,7 @@ describe('refresh-token processor', () => {
       await expect(processor(job(data))).rejects.toBeInstanceOf(UnrecoverableError);
     }
     expect(calls).toEqual([]);
-    expect(refreshTokenJobSchema.safeParse({ clientKey: 'c1', tenantId: 't1', reason: 'scheduled' }).success).toBe(true);
+    expect(JOBS.refresh.schema.safeParse({ clientKey: 'c1', tenantId: 't1', reason: 'scheduled' }).success).toBe(true);
   });
 });
 

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALL_JOBS, enqueueCampaign, enqueueSingleCall, newCampaignId } from '../../jobs/calls.js';
-import { createCallStores, parseCallList, resolveUnknown, waitForCampaign, type CallStores, type CampaignReport } from '../../src/calls/index.js';
+import { createCallStores, newCampaignId, parseCallList, resolveUnknown, waitForCampaign, type CallStores, type CampaignReport } from '../../src/calls/index.js';
+import { enqueueCampaign, enqueueSingleCall, JOBS } from '../../src/queues/index.js';
 import { DEFAULT_TEMPLATE } from '../../src/simulator/index.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
@@ -131,7 +131,7 @@ describe('call campaigns against the simulator', () => {
 
     // BullMQ delivers at least once: the same campaign job again finds nothing to send.
     await calls.store.update(r.campaign.id, { status: 'running' });
-    const job = await rig.app.queues.calls.add(CALL_JOBS.campaign.name, { tenantId: 'acme', campaignId: r.campaign.id, source: { kind: 'list' }, requestedAt: Date.now() }, { jobId: `calls.${r.campaign.id}.again` });
+    const job = await rig.app.queues.calls.add(JOBS.campaign.name, { tenantId: 'acme', campaignId: r.campaign.id, source: { kind: 'list' }, requestedAt: Date.now() }, { jobId: `calls.${r.campaign.id}.again` });
     await waitForCampaign(calls.store, r.campaign.id, { timeoutMs: 30_000, pollMs: 50 });
     expect(await job.getState()).toBe('completed');
     expect(callRequests(rig.sim) - before).toBe(3);
@@ -162,7 +162,7 @@ describe('call campaigns against the simulator', () => {
       const parsed = parseCallList(list, 'csv', { tenant: 'acme', campaignId, region: 'SA' });
       const data = { tenantId: 'acme', campaignId, source: { kind: 'list' as const }, requestedAt: Date.now() };
       await calls.store.create({ id: campaignId, tenant: 'acme', source: 'list', dryRun: false, createdAt: data.requestedAt, status: 'queued' }, parsed.targets);
-      await rig.app.queues.calls.add(CALL_JOBS.campaign.name, data, { jobId: `calls.${campaignId}`, attempts, backoff: { type: 'fixed', delay: 200 } });
+      await rig.app.queues.calls.add(JOBS.campaign.name, data, { jobId: `calls.${campaignId}`, attempts, backoff: { type: 'fixed', delay: 200 } });
       await waitForCampaign(calls.store, campaignId, { timeoutMs: 30_000, pollMs: 50 });
       return (await calls.store.report(campaignId))!;
     };

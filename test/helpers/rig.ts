@@ -11,10 +11,8 @@ import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { startWorker, type RunningWorker, type WorkerOptions } from '../../src/worker.js';
-import { requestSync } from '../../jobs/schedule.js';
-import { waitForRun } from '../../jobs/wait.js';
-import type { SyncMode } from '../../jobs/registry.js';
-import type { RunRecord } from '../../src/state/index.js';
+import { requestSync, type SyncMode } from '../../src/queues/index.js';
+import { waitForRun, type RunRecord } from '../../src/state/index.js';
 import { testPrefix } from './redis.js';
 
 export interface TenantSpec {

@@ -3,9 +3,9 @@
  * enqueues a deduplicated sync run; a tenant removed from the file loses its schedulers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSchedules } from '../../jobs/schedule.js';
 import { parseTenants } from '../../src/config/tenants.js';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
+import { ensureTickSchedules } from '../../src/queues/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
@@ -46,7 +46,7 @@ describe('per-tenant schedules', () => {
     const cronRuns = await rig.app.stores.runs.recent('cronny', 10);
     expect(cronRuns.map((r) => r.mode)).toEqual(['reconcile']);
     // Upserting again (a worker boot, a tenants-file change) does not start another run.
-    await ensureSchedules(rig.app.queues.schedule, rig.app.tenants(), rig.app.logger);
+    await ensureTickSchedules(rig.app.queues.schedule, rig.app.tenants(), rig.app.logger);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await rig.app.stores.runs.recent('cronny', 10)).toHaveLength(1);
   });
@@ -54,7 +54,7 @@ describe('per-tenant schedules', () => {
   it('removes the schedulers of a tenant no longer in the tenants file', async () => {
     const file = parseTenants(tenantsJson([specs[1]!]), {});
     rig.app.setTenants(file);
-    await ensureSchedules(rig.app.queues.schedule, rig.app.tenants(), rig.app.logger);
+    await ensureTickSchedules(rig.app.queues.schedule, rig.app.tenants(), rig.app.logger);
     const keys = (await rig.app.queues.schedule.getJobSchedulers(0, -1)).map((s) => s.key).sort();
     expect(keys).toEqual(['tick.cronny.incremental', 'tick.cronny.reconcile']);
   });

@@ -2,9 +2,9 @@
  * Two tenants in one worker: isolated data, and a large backfill does not hold back a small tenant's run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestSync } from '../../jobs/schedule.js';
-import { waitForRun } from '../../jobs/wait.js';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
+import { requestSync } from '../../src/queues/index.js';
+import { waitForRun } from '../../src/state/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';

@@ -5,12 +5,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { enqueueCampaign, enqueueSingleCall, newCampaignId } from '../../../jobs/calls.js';
 import {
   createCallStores,
   exitCodeOfReport,
   formatReport,
   listFormatOf,
+  newCampaignId,
   normalisePhone,
   parseCallList,
   parseDelimiter,
@@ -24,6 +24,7 @@ import {
 } from '../../calls/index.js';
 import { uuid as uuidSchema } from '../../collections/schemas.js';
 import type { TenantConfig } from '../../config/tenants.js';
+import { enqueueCampaign, enqueueSingleCall } from '../../queues/index.js';
 import { openRuntime, out, parseDateOption, requireTenant, UsageError, type Runtime } from '../runtime.js';
 
 async function withCalls<T>(fn: (rt: Runtime, calls: CallStores) => Promise<T>): Promise<T> {

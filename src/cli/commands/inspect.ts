@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { requestSync } from '../../../jobs/schedule.js';
+import { requestSync } from '../../queues/index.js';
 import { dryRun } from '../../sync/dry-run.js';
 import { ENTITIES } from '../../glossary.js';
 import { describeCounts } from '../progress.js';

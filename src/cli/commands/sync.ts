@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
-import { requestSync } from '../../../jobs/schedule.js';
-import { waitForRun } from '../../../jobs/wait.js';
-import type { SyncMode } from '../../../jobs/registry.js';
-import type { RunRecord } from '../../state/index.js';
+import { requestSync, type SyncMode } from '../../queues/index.js';
+import { waitForRun, type RunRecord } from '../../state/index.js';
 import { describeCounts, recordsDone, runProgress } from '../progress.js';
 import { openRuntime, out, parseDateOption, requireTenant } from '../runtime.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOBS } from '../../../jobs/registry.js';
-import { waitForRun } from '../../../jobs/wait.js';
 import { ifModifiedSince } from '../../../src/platforms/xero/index.js';
+import { JOBS } from '../../../src/queues/index.js';
+import { waitForRun } from '../../../src/state/index.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from './fake-xero.js';

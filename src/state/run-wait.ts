@@ -2,11 +2,10 @@
  * Waiting for the run that serves a request (CLI `--wait`, the demo, tests). A request may join a queued
  * job or wait behind a running one, so it is served by the first run of its mode that started after it.
  */
-import type { RunRecord, RunStore } from '../src/state/index.js';
-import type { SyncMode } from './registry.js';
+import type { RunRecord, RunStore } from './runs.js';
 
 export interface WaitOptions {
-  mode: SyncMode;
+  mode: RunRecord['mode'];
   requestedAt: number;
   timeoutMs?: number;
   pollMs?: number;

@@ -8,16 +8,36 @@
  * certainly did not reach the service puts the request back to `planned` and throws NotSent, for the job to
  * try again later. The cancel flag is read before every request.
  */
-import { z } from 'zod';
-import type { CallResult, CollectionsClient } from '../collections/client.js';
-import type { Logger } from '../logger.js';
-import type { CampaignStore } from './campaign-store.js';
-import { describeHold, type CallLedger, type LedgerHold } from './ledger.js';
-import { requestBody } from './plan.js';
-import type { CallSettings, EntryRecord, RequestRecord } from './types.js';
+import {
+  callUuids,
+  describeHold,
+  requestBody,
+  type CallLedger,
+  type CallSettings,
+  type CampaignStore,
+  type EntryRecord,
+  type LedgerHold,
+  type RequestRecord,
+} from '../../src/calls/index.js';
+import type { CallResult, CollectionsClient } from '../../src/collections/client.js';
+import { AbortedError, AmbiguousError, AuthError, CollectionsError, RateLimitedError, TransientError, ValidationError } from '../../src/collections/errors.js';
+import type { Logger } from '../../src/logger.js';
 
 /** What a failed call request means: `unknown` (may have happened), `failed` (did not), `retry` (did not; try later). */
 export type Verdict = { kind: 'unknown' | 'failed' | 'retry'; code: string; message: string };
+
+/** What a failed call request means for the numbers in it. */
+export function verdictOf(err: unknown): Verdict {
+  if (!(err instanceof CollectionsError)) return { kind: 'unknown', code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) };
+  const base = { code: err.code, message: err.message };
+  if (err instanceof AmbiguousError || err instanceof AbortedError) return { kind: 'unknown', ...base };
+  if (err instanceof TransientError || err instanceof RateLimitedError) return { kind: 'retry', ...base };
+  if (err instanceof AuthError) return { kind: err.retryable ? 'retry' : 'failed', ...base };
+  if (err instanceof ValidationError && err.detail.length > 0) {
+    return { kind: 'failed', ...base, message: `${err.message} [${err.detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; ')}]` };
+  }
+  return { kind: 'failed', ...base };
+}
 
 /** Thrown when a request certainly did not reach the service and may be tried again by a later attempt. */
 export class NotSent extends Error {
@@ -30,25 +50,11 @@ export class NotSent extends Error {
   }
 }
 
-const bulkAnswer = z.looseObject({ calls: z.array(z.looseObject({ uuid: z.string(), numberToCall: z.string() })) });
-const singleAnswer = z.looseObject({ uuid: z.string() });
-
-function callUuids(result: CallResult, numbers: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  const bulk = bulkAnswer.safeParse(result.body);
-  if (bulk.success) for (const c of bulk.data.calls) out.set(c.numberToCall, c.uuid);
-  const single = singleAnswer.safeParse(result.body);
-  if (single.success && numbers[0] !== undefined) out.set(numbers[0], single.data.uuid);
-  return out;
-}
-
 export interface RunDeps {
   store: CampaignStore;
   ledger: CallLedger;
   /** The two call endpoints of the collections client. */
   client: Pick<CollectionsClient, 'bulkCall' | 'call'>;
-  /** What a thrown error means for the request (the caller knows the client's error classes). */
-  classify(err: unknown): Verdict;
   tenant: string;
   id: string;
   settings: CallSettings;
@@ -151,7 +157,7 @@ export class CampaignRun {
     try {
       result = body.kind === 'bulk' ? await this.d.client.bulkCall(body.value) : await this.d.client.call(body.value);
     } catch (err) {
-      const v = this.d.classify(err);
+      const v = verdictOf(err);
       const at = Date.now();
       if (v.kind === 'retry') {
         await store.transition(id, 'sending', { ...rec, state: 'planned', updatedAt: at });

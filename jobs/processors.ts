@@ -1,0 +1,69 @@
+/**
+ * The processor of each queue, built from the app's parts. The worker's composition root (src/worker.ts) takes
+ * them from here: the one import of jobs/ that src/ may make (eslint.config.js), so the rest of src/ never
+ * depends on what a job does. Each is built only when the worker works its queue.
+ */
+import type { Processor } from 'bullmq';
+import { authUrlOf, type App } from '../src/app.js';
+import type { TenantConfig } from '../src/config/tenants.js';
+import type { QUEUES } from '../src/queues/index.js';
+import { createCallsProcessor } from './calls/processor.js';
+import { createRefreshTokenProcessor } from './refresh-token.js';
+import { createTickProcessor } from './schedule-tick.js';
+import { createSyncProcessor } from './sync/processor.js';
+
+export type QueueProcessors = Record<keyof typeof QUEUES, () => Processor>;
+
+export function createProcessors(app: App, shutdown: AbortSignal): QueueProcessors {
+  const { env, logger, metrics } = app;
+  // What the sync and the calls both read: the tenants in force, their clients, the record mirror.
+  const tenants = { logger, cache: app.cache, tenant: (id: string) => app.tenant(id), clientFor: (t: TenantConfig) => app.clientFor(t) };
+  return {
+    sync: () =>
+      createSyncProcessor({
+        ...tenants,
+        stores: app.stores,
+        flags: app.flags,
+        adapterFor: (t) => app.adapterFor(t),
+        settings: {
+          pageSize: env.SYNC_PAGE_SIZE,
+          lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
+          pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
+          ambiguousRecheckMs: 500,
+          syncConcurrency: env.SYNC_CONCURRENCY,
+          runLockTtlMs: env.JOB_LOCK_MS,
+        },
+        shutdown,
+        ...(metrics
+          ? {
+              metrics: {
+                record: (tenant, entity, outcome, n = 1) => metrics.records.inc({ tenant, entity, outcome }, n),
+                run: (tenant, outcome, seconds) => {
+                  metrics.runs.inc({ tenant, outcome });
+                  metrics.runSeconds.observe({ tenant }, seconds);
+                },
+              },
+            }
+          : {}),
+      }),
+    schedule: () => createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger }),
+    refreshToken: () =>
+      createRefreshTokenProcessor({
+        refresher: app.auth.refresher,
+        resolveCredentials: (tenantId) => {
+          const t = app.tenant(tenantId);
+          return t ? { clientId: t.collections.clientId, clientSecret: t.collections.clientSecret, authUrl: authUrlOf(env, t) } : undefined;
+        },
+        logger,
+      }),
+    calls: () =>
+      createCallsProcessor({
+        ...tenants,
+        redis: app.redis,
+        prefix: env.KEY_PREFIX,
+        cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
+        lockTtlMs: env.JOB_LOCK_MS,
+        shutdown,
+      }),
+  };
+}

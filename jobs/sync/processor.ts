@@ -1,0 +1,163 @@
+/**
+ * The `sync-run` job: one run of one tenant, in steps: open the run (resume its checkpoint, start its
+ * record), run the pipeline (jobs/sync/pipeline.ts), then finish the run or say what its failure means for
+ * the job. One run per tenant at a time across processes: the tenant's run lock, held for the whole job by
+ * defineProcessor with its keep-alive (BullMQ's job lock is not a mutex). A killed run resumes from its
+ * checkpoint under the same run id. Platform limits and shutdowns reschedule the job instead of holding a worker.
+ */
+import type { Job } from 'bullmq';
+import type { CollectionsClient } from '../../src/collections/client.js';
+import type { TenantConfig } from '../../src/config/tenants.js';
+import type { Logger } from '../../src/logger.js';
+import { PlatformError, PlatformRateLimitedError, type PlatformAdapter } from '../../src/platforms/types.js';
+import { defineProcessor, hopeless, reschedule, type JobAttempt, type JobProcessor, type SyncJobData } from '../../src/queues/index.js';
+import type { TenantFlags } from '../../src/state/flags.js';
+import type { StateStores } from '../../src/state/index.js';
+import type { RecordCache } from '../../src/state/record-cache.js';
+import { RunContext, type SyncMetrics, type SyncSettings } from './context.js';
+import { runSync, type RunCheckpoint } from './pipeline.js';
+import { Pool } from './pool.js';
+
+export interface SyncProcessorDeps {
+  logger: Logger;
+  stores: StateStores;
+  cache: RecordCache;
+  flags: TenantFlags;
+  tenant(id: string): TenantConfig | undefined;
+  clientFor(tenant: TenantConfig): CollectionsClient;
+  adapterFor(tenant: TenantConfig): PlatformAdapter;
+  settings: SyncSettings & { syncConcurrency: number; runLockTtlMs: number };
+  /** Aborted when the worker shuts down: runs stop at a page boundary and are picked up again. */
+  shutdown: AbortSignal;
+  metrics?: SyncMetrics & { run(tenant: string, outcome: string, seconds: number): void };
+}
+
+export interface SyncResult {
+  runId: string;
+  outcome: 'succeeded' | 'partial';
+  counts: Record<string, number>;
+}
+
+export function runIdOf(job: Job): string {
+  return `run-${job.id ?? 'unknown'}`;
+}
+
+export function createSyncProcessor(deps: SyncProcessorDeps): JobProcessor<SyncResult> {
+  return defineProcessor('sync', (data, attempt) => syncRun(deps, data, attempt), {
+    lock: (data, job, token) => deps.stores.runLock.lock(data.tenantId, `${runIdOf(job)}.${token ?? 'x'}`, deps.settings.runLockTtlMs),
+    logger: deps.logger,
+  });
+}
+
+interface OpenRun {
+  ctx: RunContext;
+  resume: RunCheckpoint | undefined;
+  log: Logger;
+  /** When this attempt started (the run's duration metric counts from here). */
+  started: number;
+}
+
+async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobAttempt<SyncResult>): Promise<SyncResult> {
+  const tenant = deps.tenant(data.tenantId);
+  if (!tenant) throw hopeless(`unknown tenant "${data.tenantId}": not in the tenants file`);
+  const run = await openRun(deps, tenant, data, attempt);
+  attempt.onLastAttempt(async (err) => {
+    await failRun(deps, run, err);
+    return undefined;
+  });
+  run.log.info({ mode: data.mode, resumed: run.resume !== undefined }, 'sync run started');
+  try {
+    await runSync(run.ctx, {
+      ...(data.since ? { sinceDate: data.since } : {}),
+      ...(run.resume ? { resumeFrom: run.resume } : {}),
+      onProgress: async (p) => {
+        await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: p.counts });
+        await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
+      },
+    });
+  } catch (err) {
+    throw await outcomeOf(deps, run, err, attempt);
+  }
+  return finishRun(deps, run);
+}
+
+/** The run's context: resumed from its checkpoint when this run saved one; its record started once. */
+async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: SyncJobData, attempt: JobAttempt<SyncResult>): Promise<OpenRun> {
+  const { cursors, runs } = deps.stores;
+  const runId = runIdOf(attempt.job);
+  const log = deps.logger.child({ tenant: tenant.id, jobId: attempt.job.id, runId });
+  const started = Date.now();
+  const checkpoint = await cursors.getCheckpoint(tenant.id);
+  const resume = checkpoint && checkpoint.runId === runId ? (checkpoint.data as RunCheckpoint) : undefined;
+  if (checkpoint && !resume) await cursors.clearCheckpoint(tenant.id);
+  // A run keeps its first start time across attempts (a rescheduled or resumed run is the same run).
+  const existing = await runs.get(tenant.id, runId);
+  if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt });
+  const cancelled = attempt.cancelled ? [attempt.cancelled] : [];
+  const ctx = new RunContext(
+    tenant.id,
+    runId,
+    data.mode,
+    {
+      logger: log,
+      client: deps.clientFor(tenant),
+      adapter: deps.adapterFor(tenant),
+      stores: deps.stores,
+      cache: deps.cache,
+      flags: deps.flags,
+      pool: new Pool(deps.settings.syncConcurrency),
+      settings: deps.settings,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    },
+    AbortSignal.any([deps.shutdown, attempt.lockLost, ...cancelled]),
+    existing?.startedAt ?? started,
+    AbortSignal.any([attempt.lockLost, ...cancelled]),
+  );
+  return { ctx, resume, log, started };
+}
+
+/**
+ * What a failed pipeline means for the job: a platform limit or an interruption (shutdown, lost run lock)
+ * reschedules it; a platform error that says retrying cannot help (a revoked connection) ends it; anything
+ * else is retried by BullMQ.
+ */
+async function outcomeOf(deps: SyncProcessorDeps, { ctx, log }: OpenRun, err: unknown, attempt: JobAttempt<SyncResult>): Promise<unknown> {
+  const { runs } = deps.stores;
+  await runs.update(ctx.tenant, ctx.runId, { counts: ctx.counts });
+  if (err instanceof PlatformRateLimitedError) {
+    log.warn({ scope: err.scope, retryAfterMs: err.retryAfterMs }, 'platform rate limit: rescheduling the run');
+    await runs.update(ctx.tenant, ctx.runId, { phase: `rescheduled: platform ${err.scope} limit` });
+    return reschedule(err.retryAfterMs, `platform ${err.scope} limit`);
+  }
+  if (ctx.signal.aborted && !attempt.cancelled?.aborted) {
+    log.info('run interrupted (shutdown or lost run lock); it resumes from its checkpoint');
+    return reschedule(1_000, 'interrupted');
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  log.error({ err: message, attempt: attempt.number }, 'sync run failed');
+  return err instanceof PlatformError && !err.retryable ? hopeless(message, err) : err;
+}
+
+/** The job gives up: the run is recorded as failed and its checkpoint dropped (the next run starts afresh). */
+async function failRun(deps: SyncProcessorDeps, { ctx, started }: OpenRun, err: unknown): Promise<void> {
+  const message = err instanceof Error ? err.message : String(err);
+  await deps.stores.runs.finish(ctx.tenant, ctx.runId, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors: [...ctx.errors, message] });
+  await deps.stores.cursors.clearCheckpoint(ctx.tenant);
+  deps.metrics?.run(ctx.tenant, 'failed', (Date.now() - started) / 1000);
+}
+
+/** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad. */
+async function finishRun(deps: SyncProcessorDeps, { ctx, log, started }: OpenRun): Promise<SyncResult> {
+  const outcome = (ctx.counts['deadLettered'] ?? 0) + (ctx.counts['badRecords'] ?? 0) > 0 ? 'partial' : 'succeeded';
+  await deps.stores.runs.finish(ctx.tenant, ctx.runId, {
+    outcome,
+    finishedAt: Date.now(),
+    counts: ctx.counts,
+    errors: ctx.errors,
+    unlinkedPayments: ctx.unlinkedPayments,
+  });
+  await deps.stores.cursors.clearCheckpoint(ctx.tenant);
+  deps.metrics?.run(ctx.tenant, outcome, (Date.now() - started) / 1000);
+  log.info({ outcome, counts: ctx.counts }, 'sync run finished');
+  return { runId: ctx.runId, outcome, counts: ctx.counts };
+}

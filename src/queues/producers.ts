@@ -1,0 +1,73 @@
+/**
+ * The producers: what the CLI, the demo, auth and the schedule ticks call to start work. Each is a thin,
+ * typed call of `addJob` (src/queues/jobs.ts), which parses the data and gives the job its id and options.
+ */
+import type { Queue } from 'bullmq';
+import type { RefreshJobs, RefreshRequest } from '../auth/refresh-request.js';
+import type { CampaignStore } from '../calls/campaign-store.js';
+import type { CampaignMeta, Target } from '../calls/types.js';
+import type { Logger } from '../logger.js';
+import { addJob, parseJobData, type CampaignJobData, type JobData, type JobInput, type SingleCallJobData, type SyncJobData, type SyncMode } from './jobs.js';
+import { ensureRefreshSchedules } from './schedulers.js';
+
+/** Enqueues a sync run. One queued job per (tenant, mode): a repeat request joins it; a run in progress makes it wait. */
+export async function requestSync(
+  syncQueue: Queue,
+  tenantId: string,
+  mode: SyncMode,
+  options: { since?: string; trigger?: SyncJobData['trigger'] } = {},
+): Promise<{ jobId: string | undefined; requestedAt: number }> {
+  const requestedAt = Date.now();
+  const { job } = await addJob(syncQueue, 'sync', {
+    tenantId,
+    mode,
+    trigger: options.trigger ?? 'cli',
+    requestedAt,
+    ...(options.since ? { since: options.since } : {}),
+  });
+  return { jobId: job.id, requestedAt };
+}
+
+/**
+ * Enqueues an on-demand rotation. Deduplicated per client: while one waits, more adds are dropped; while one
+ * runs, the latest add is kept as the single next job (`keepLastIfActive`), so a burst of 401s or missing-token
+ * waits yields at most one queued job, and one that arrives during a rotation is not lost. (No custom job id:
+ * BullMQ checks a custom id before deduplication and would drop the "next" job.) Returns the id of the job
+ * that will run (the existing one when deduplicated).
+ */
+export async function enqueueRefresh(queue: Queue, request: RefreshRequest): Promise<string | undefined> {
+  return (await addJob(queue, 'refresh', request)).job.id;
+}
+
+/** The refresh-token queue as auth's port (createAuth takes it; auth never imports the queue layer). */
+export function refreshJobs(queue: Queue, logger?: Logger): RefreshJobs {
+  return {
+    request: (request) => enqueueRefresh(queue, request),
+    schedule: (clients, everyMs) => ensureRefreshSchedules(queue, clients, everyMs, logger),
+  };
+}
+
+/** The stored record of a campaign that a job starts (written by its producer, or by the job when missing). */
+export function campaignMetaOf(data: CampaignJobData | SingleCallJobData): CampaignMeta {
+  const base = { id: data.campaignId, tenant: data.tenantId, createdAt: data.requestedAt, status: 'queued' as const };
+  if (!('source' in data)) return { ...base, source: 'single', dryRun: false };
+  return { ...base, source: data.source.kind, dryRun: data.dryRun, ...(data.source.kind === 'overdue' ? { criteria: data.source.criteria } : {}) };
+}
+
+/** Stores the campaign (with an explicit list's targets) and enqueues its job; the job id is the campaign id. */
+export async function enqueueCampaign(queue: Queue, store: CampaignStore, input: JobInput<'campaign'>, targets?: Target[]): Promise<CampaignJobData> {
+  return enqueueCalls(queue, store, 'campaign', input, targets);
+}
+
+/** Stores a campaign of one call to a stored contact and enqueues its job. */
+export async function enqueueSingleCall(queue: Queue, store: CampaignStore, input: JobInput<'single'>): Promise<SingleCallJobData> {
+  return enqueueCalls(queue, store, 'single', input);
+}
+
+async function enqueueCalls<K extends 'campaign' | 'single'>(queue: Queue, store: CampaignStore, key: K, input: JobInput<K>, targets?: Target[]): Promise<JobData<K>> {
+  const data = parseJobData(key, input);
+  if ('source' in data && data.source.kind === 'list' && !targets) throw new Error('a list campaign needs its targets');
+  if (!(await store.create(campaignMetaOf(data), targets))) throw new Error(`campaign ${data.campaignId} exists already`);
+  await addJob(queue, key, input);
+  return data;
+}

@@ -1,0 +1,59 @@
+/**
+ * The one upsert-and-prune of schedulers (src/queues/schedulers.ts) against BullMQ 6 on a real Redis: a
+ * scheduler's id comes back as `key` (not `id`, a leftover of v5's repeatable jobs), and a prune removes only
+ * the schedulers of its own job.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensureRefreshSchedules, ensureSchedulers, QUEUES } from '../../src/queues/index.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
+
+describe('ensureSchedulers', () => {
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
+  const queues: Queue[] = [];
+  afterEach(async () => {
+    for (const q of queues.splice(0)) {
+      await q.obliterate({ force: true });
+      await q.close();
+    }
+  });
+  const queue = (name: string): Queue => {
+    const q = new Queue(name, { connection: redis, prefix: testPrefix('sched') });
+    queues.push(q);
+    return q;
+  };
+
+  it('reads a scheduler id from `key`, the field BullMQ 6 fills (and `id` stays empty)', async () => {
+    const q = queue(QUEUES.refreshToken);
+    await ensureRefreshSchedules(q, [{ clientKey: 'c1', tenantId: 't1' }], 60_000);
+    const [s] = await q.getJobSchedulers(0, -1);
+    expect(s?.key).toBe('refresh.c1');
+    expect(s?.id).toBeUndefined();
+    expect(await q.getJobScheduler('refresh.c1')).toMatchObject({ key: 'refresh.c1', every: 60_000, name: 'refresh-token' });
+    // What the prune found by `key` is what removeJobScheduler takes.
+    expect(await ensureRefreshSchedules(q, [], 60_000)).toEqual({ upserted: [], removed: ['refresh.c1'] });
+    expect(await q.getJobSchedulers(0, -1)).toEqual([]);
+  });
+
+  it('prunes only the schedulers of its own job, and upserts one per id', async () => {
+    const q = queue(QUEUES.schedule);
+    await q.upsertJobScheduler('someone-elses', { every: 60_000 }, { name: 'another-job', data: {} });
+    const wanted = [
+      { data: { tenantId: 'acme', mode: 'incremental' as const }, repeat: { every: 30_000 } },
+      { data: { tenantId: 'acme', mode: 'incremental' as const }, repeat: { every: 45_000 } },
+      { data: { tenantId: 'acme', mode: 'reconcile' as const }, repeat: { every: 86_400_000 } },
+    ];
+    expect(await ensureSchedulers(q, 'tick', wanted)).toEqual({ upserted: ['tick.acme.incremental', 'tick.acme.reconcile'], removed: [] });
+    expect((await q.getJobScheduler('tick.acme.incremental'))?.every).toBe(30_000);
+    expect(await ensureSchedulers(q, 'tick', [])).toEqual({ upserted: [], removed: expect.arrayContaining(['tick.acme.incremental', 'tick.acme.reconcile']) as unknown });
+    expect((await q.getJobSchedulers(0, -1)).map((s) => s.key)).toEqual(['someone-elses']);
+  });
+
+  it('refuses data its job would refuse, before touching the queue', async () => {
+    const q = queue(QUEUES.schedule);
+    await expect(ensureSchedulers(q, 'tick', [{ data: { tenantId: 'no spaces allowed', mode: 'incremental' }, repeat: { every: 1_000 } }])).rejects.toThrow(/invalid schedule-tick job data: tenantId/);
+    expect(await q.getJobSchedulers(0, -1)).toEqual([]);
+  });
+});
