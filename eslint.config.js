@@ -13,8 +13,6 @@ const rooms = (files, patterns, message, ignores = []) => ({
   },
 });
 
-const authForbidden = ['**/platforms/**', '**/mapping/**', '**/state/**', '**/jobs/**'];
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'bin/**', 'eslint.config.js'] },
   js.configs.recommended,
@@ -36,10 +34,32 @@ export default tseslint.config(
   rooms(['src/mapping/**'], ['**/state/**', '**/auth/**', '**/platforms/*/**', '**/jobs/**', '**/queues/**', '**/collections/client*', '**/collections/http*', 'bullmq', 'ioredis', 'undici', 'node:fs', 'node:fs/*', 'node:net', 'node:http'], 'mapping is pure: no I/O'),
   rooms(['src/platforms/**'], ['**/collections/**', '**/state/**', '**/auth/**', '**/mapping/**', '**/jobs/**', '**/queues/**'], 'adapters know nothing of the service, state or auth'),
   rooms(['src/state/**'], ['**/collections/client*', '**/auth/**', '**/platforms/*/**', '**/jobs/**', '**/queues/**', 'bullmq', 'undici'], 'state is Redis storage only'),
-  rooms(['src/auth/**'], [...authForbidden, '**/queues/**'], 'auth is the token protocol only', ['src/auth/refresh-queue.ts']),
-  // The refresh job's producer: it moves into the queue layer (src/queues) with issue 11's queue step.
-  rooms(['src/auth/refresh-queue.ts'], authForbidden, 'auth is the token protocol only'),
-  rooms(['src/calls/**'], ['**/jobs/**', '**/queues/**'], 'calls keep campaigns and the call ledger; queues and jobs drive them'),
+  rooms(['src/auth/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/jobs/**', '**/queues/**'], 'auth is the token protocol only (it reaches its queue through the RefreshJobs port)'),
+  rooms(
+    ['src/calls/**'],
+    ['**/jobs/**', '**/queues/**', '**/auth/**', '**/platforms/**', '**/mapping/**', '**/sync/**', '**/collections/client*', '**/collections/http*', '**/ops/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', 'bullmq', 'undici'],
+    'calls keep campaigns, plans and the call ledger (pure or stored); the steps that ask the service and send are jobs/calls',
+  ),
+  rooms(
+    ['src/queues/**'],
+    ['**/jobs/**', '**/state/**', '**/platforms/**', '**/mapping/**', '**/sync/**', '**/collections/client*', '**/collections/http*', '**/ops/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', '**/cli.js', 'undici'],
+    'the queue layer knows each job by its name, data, id and options, never by what it does (processors are jobs/)',
+  ),
+  rooms(
+    ['src/ops/**'],
+    ['**/collections/**', '**/auth/**', '**/platforms/**', '**/mapping/**', '**/state/**', '**/calls/**', '**/sync/**', '**/jobs/**', '**/queues/**', '**/redis/**', '**/simulator/**', '**/cli/**', '**/demo/**', '**/app.js', '**/worker.js', '**/cli.js', 'ioredis', 'undici'],
+    'ops serves what it is handed (metrics, readiness checks, queues for the dashboard); it builds nothing of ours',
+  ),
+  rooms(
+    ['src/cli/**', 'src/cli.ts'],
+    ['**/platforms/*/**', '**/mapping/**', '**/auth/**', '**/collections/client*', '**/collections/http*', '**/redis/lock*', '**/redis/script*', 'bullmq', 'ioredis', 'undici'],
+    'the CLI is a thin shell over library functions: no client, connection, lock or queue of its own',
+  ),
+  rooms(
+    ['src/demo/**'],
+    ['**/cli/**', '**/cli.js', '**/auth/**', '**/mapping/**', '**/collections/client*', '**/collections/http*', '**/redis/lock*', '**/redis/script*', 'bullmq', 'undici'],
+    'the demo drives the app as a user would (producers, stores, the simulator), never the CLI or the protocols',
+  ),
   rooms(
     ['src/redis/**'],
     ['**/collections/**', '**/auth/**', '**/platforms/**', '**/mapping/**', '**/state/**', '**/calls/**', '**/sync/**', '**/jobs/**', '**/queues/**', '**/ops/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', '**/cli.js', 'bullmq', 'undici'],
@@ -47,6 +67,20 @@ export default tseslint.config(
   ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
+  // src/ never imports jobs/ (a rule of its own, so it holds beside every room's): processors depend on src/,
+  // never the other way. The worker's composition root takes them from jobs/processors.ts, and nothing else.
+  {
+    files: ['src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/jobs/**'], message: 'src/ never imports jobs/: processors are wired by src/worker.ts through jobs/processors.ts' }] }],
+    },
+  },
+  {
+    files: ['src/worker.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/jobs/**', '!**/jobs/processors.js'], message: 'the worker takes its processors from jobs/processors.ts only' }] }],
+    },
+  },
   {
     // Lua runs through src/redis/script.ts only (EVALSHA with the NOSCRIPT fallback, every key in KEYS).
     ignores: ['src/redis/**'],
