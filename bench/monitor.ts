@@ -1,7 +1,7 @@
 /**
  * Where Redis commands come from: MONITOR on the benchmark's Redis for the length of one run, every command
  * a worker sent (one round trip each, unless pipelined) counted by the kind of key it touches (`<prefix>:<kind>:...`:
- * auth = the token gate, ids = id maps and hashes, intents, cache, sync = the BullMQ queue, ...), and the
+ * auth = the token gate, ids = id maps and hashes, intents, cache = the record mirror, sync = the BullMQ queue, ...), and the
  * commands Lua scripts ran inside Redis counted apart. MONITOR slows Redis, so only counts come from here.
  */
 import type { Redis } from 'ioredis';

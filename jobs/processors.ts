@@ -17,7 +17,7 @@ export type QueueProcessors = Record<keyof typeof QUEUES, () => Processor>;
 export function createProcessors(app: App, shutdown: AbortSignal): QueueProcessors {
   const { env, logger, metrics } = app;
   // What the sync and the calls both read: the tenants in force, their clients, the record mirror.
-  const tenants = { logger, cache: app.cache, tenant: (id: string) => app.tenant(id), clientFor: (t: TenantConfig) => app.clientFor(t) };
+  const tenants = { logger, mirror: app.mirror, tenant: (id: string) => app.tenant(id), clientFor: (t: TenantConfig) => app.clientFor(t) };
   return {
     sync: () =>
       createSyncProcessor({

@@ -18,7 +18,7 @@ import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/in
 import { connectRedis, createRedis } from './redis/connection.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
-import { RecordCache } from './state/record-cache.js';
+import { RecordMirror } from './state/record-mirror.js';
 
 export interface AppOptions {
   env: Env;
@@ -37,7 +37,7 @@ export interface App {
   readonly redis: Redis;
   readonly queues: Queues;
   readonly stores: StateStores;
-  readonly cache: RecordCache;
+  readonly mirror: RecordMirror;
   readonly flags: TenantFlags;
   readonly auth: Auth;
   readonly metrics: Metrics | undefined;
@@ -68,7 +68,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueues(redis, env.KEY_PREFIX, logger);
   const stores = createStateStores(redis, env.KEY_PREFIX);
-  const cache = new RecordCache(redis, env.KEY_PREFIX);
+  const mirror = new RecordMirror(redis, env.KEY_PREFIX);
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
   const authMetrics = authMetricsOf(metrics);
   const auth = createAuth({
@@ -111,7 +111,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redis,
     queues,
     stores,
-    cache,
+    mirror,
     flags,
     auth,
     metrics,

@@ -2,7 +2,7 @@
  * A campaign's plan: its targets (from the overdue selection, an explicit list or one stored contact) cut into
  * requests, one entry per number, and the skipped contacts. What the service knows is asked through the
  * tenant's client (the reminder flags of its contacts, one contact by uuid: read requests, never a call).
- * A preview (dry run) marks the numbers the ledger holds as `cooldown` without reserving anything.
+ * A preview (dry run) marks the numbers the call ledger holds as `cooldown` without reserving anything.
  */
 import {
   describeHold,
@@ -21,11 +21,11 @@ import {
   type Target,
 } from '../../src/calls/index.js';
 import type { CollectionsClient } from '../../src/collections/client.js';
-import type { RecordCache } from '../../src/state/record-cache.js';
+import type { RecordMirror } from '../../src/state/record-mirror.js';
 
 export interface PlannerDeps {
-  cache: Pick<RecordCache, 'scan' | 'getMany'>;
-  ledger: Pick<CallLedger, 'peek'>;
+  mirror: Pick<RecordMirror, 'scan' | 'getMany'>;
+  callLedger: Pick<CallLedger, 'peek'>;
   client: Pick<CollectionsClient, 'listAllContacts' | 'listContacts'>;
 }
 
@@ -45,7 +45,7 @@ export async function makePlan(deps: PlannerDeps, meta: { id: string; tenant: st
     const records = plannedRecords(source.targets, settings, now);
     return finish(deps, meta, records, [], { targets: source.targets.length, requests: records.requests.length, skipped: 0 });
   }
-  const selection = await selectOverdue(deps.cache, {
+  const selection = await selectOverdue(deps.mirror, {
     tenant: meta.tenant,
     campaignId: meta.id,
     region: settings.defaultRegion,
@@ -82,7 +82,7 @@ async function serviceContact(client: PlannerDeps['client'], uuid: string): Prom
 }
 
 async function previewCooldown(deps: PlannerDeps, tenant: string, entries: EntryRecord[]): Promise<void> {
-  const holds = await deps.ledger.peek(
+  const holds = await deps.callLedger.peek(
     tenant,
     entries.map((e) => e.number),
   );

@@ -3,7 +3,7 @@
  * `calls-single` (one stored contact). A campaign is planned once (its plan is stored whole), then its
  * requests run in order under a campaign lock (jobs/calls/requests.ts):
  *
- *   reserve the numbers in the ledger -> write the request as `sending` -> send -> sent | unknown | failed
+ *   reserve the numbers in the call ledger -> write the request as `sending` -> send -> sent | unknown | failed
  *
  * A request found in `sending` on a re-run (BullMQ delivers at least once) may have gone out: it becomes
  * `unknown` and is never sent again. An ambiguous failure (timeout or reset after sending) is `unknown` too,
@@ -20,7 +20,7 @@ import type { TenantConfig } from '../../src/config/tenants.js';
 import type { Logger } from '../../src/logger.js';
 import { byJobName, campaignMetaOf, defineProcessor, hopeless, reschedule, type CampaignJobData, type JobAttempt, type JobProcessor, type SingleCallJobData } from '../../src/queues/index.js';
 import { RedisLock } from '../../src/redis/lock.js';
-import type { RecordCache } from '../../src/state/record-cache.js';
+import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { makePlan, type PlanSource } from './planner.js';
 import { CampaignRun, NotSent } from './requests.js';
 
@@ -28,7 +28,7 @@ export interface CallsProcessorDeps {
   logger: Logger;
   redis: Redis;
   prefix: string;
-  cache: Pick<RecordCache, 'scan' | 'getMany'>;
+  mirror: Pick<RecordMirror, 'scan' | 'getMany'>;
   tenant(id: string): TenantConfig | undefined;
   clientFor(tenant: TenantConfig): CollectionsClient;
   /** CALL_COOLDOWN_HOURS in ms. */
@@ -97,7 +97,7 @@ async function runCampaign(deps: CallsProcessorDeps, stores: CallStores, data: C
  * Settings or a plan that cannot be made fail the campaign (completed, with status `failed`).
  */
 async function planOnce(deps: CallsProcessorDeps, { id, data, tenant, client, stores, log }: Campaign, meta: CampaignMeta): Promise<{ settings: CallSettings } | { summary: CampaignSummary }> {
-  const { store, ledger } = stores;
+  const { store, callLedger } = stores;
   if (meta.plan && meta.settings) {
     if (meta.status === 'queued') await store.update(id, { status: 'running', startedAt: Date.now() });
     return { settings: meta.settings };
@@ -106,7 +106,7 @@ async function planOnce(deps: CallsProcessorDeps, { id, data, tenant, client, st
   if (!settings.ok) return { summary: await fail(store, id, `bad call settings: ${settings.problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`) };
   let plan;
   try {
-    plan = await makePlan({ cache: deps.cache, ledger, client }, { id, tenant: tenant.id, dryRun: meta.dryRun }, settings.settings, await sourceOf(store, data));
+    plan = await makePlan({ mirror: deps.mirror, callLedger, client }, { id, tenant: tenant.id, dryRun: meta.dryRun }, settings.settings, await sourceOf(store, data));
   } catch (err) {
     if (err instanceof PlanError) return { summary: await fail(store, id, err.message) };
     throw err;
@@ -120,8 +120,8 @@ async function planOnce(deps: CallsProcessorDeps, { id, data, tenant, client, st
 
 /** The planned requests, in order; a shutdown stops between two and reschedules the job. */
 async function sendRequests(deps: CallsProcessorDeps, { id, tenant, client, stores, log }: Campaign, settings: CallSettings, attempt: JobAttempt<CampaignSummary>): Promise<CampaignSummary> {
-  const { store, ledger } = stores;
-  const run = new CampaignRun({ store, ledger, client, tenant: tenant.id, id, settings, owner: ownerOf(attempt.job, attempt.token), log });
+  const { store, callLedger } = stores;
+  const run = new CampaignRun({ store, callLedger, client, tenant: tenant.id, id, settings, owner: ownerOf(attempt.job, attempt.token), log });
   // A request that did not reach the service is retried by the job; once the job gives up, so does the rest.
   attempt.onLastAttempt(async (err) => {
     if (!(err instanceof NotSent)) return undefined;

@@ -1,7 +1,7 @@
 /**
  * The requests of one campaign, run in order by the holder of the campaign's lock:
  *
- *   reserve the numbers in the ledger -> write the request as `sending` -> send -> sent | unknown | failed
+ *   reserve the numbers in the call ledger -> write the request as `sending` -> send -> sent | unknown | failed
  *
  * A request found in `sending` (the run before stopped while sending) may have gone out: it becomes `unknown`
  * and is never sent again. An ambiguous failure is `unknown` too; a definite one releases the numbers; one that
@@ -16,7 +16,7 @@ import {
   type CallSettings,
   type CampaignStore,
   type EntryRecord,
-  type LedgerHold,
+  type CallLedgerHold,
   type RequestRecord,
 } from '../../src/calls/index.js';
 import type { CallResult, CollectionsClient } from '../../src/collections/client.js';
@@ -52,7 +52,7 @@ export class NotSent extends Error {
 
 export interface RunDeps {
   store: CampaignStore;
-  ledger: CallLedger;
+  callLedger: CallLedger;
   /** The two call endpoints of the collections client. */
   client: Pick<CollectionsClient, 'bulkCall' | 'call'>;
   tenant: string;
@@ -93,7 +93,7 @@ export class CampaignRun {
       if (rec.state !== 'planned') continue;
       if (!(await this.d.store.transition(this.d.id, 'planned', { ...rec, state, updatedAt: now, ...(state === 'failed' ? { error: { code: 'CALLS_GAVE_UP', message: reason } } : {}) }))) continue;
       const entries = (await this.entriesOf(rec)).filter((e) => e.state === 'planned');
-      await this.d.ledger.release(this.d.tenant, this.d.id, rec.index, entries.map((e) => e.number));
+      await this.d.callLedger.release(this.d.tenant, this.d.id, rec.index, entries.map((e) => e.number));
       await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state, reason, at: now })));
     }
   }
@@ -111,7 +111,7 @@ export class CampaignRun {
     const now = Date.now();
     if (open.length === 0 && entries.some((e) => e.state === 'called')) {
       // The earlier run recorded the answer but stopped before closing the request.
-      await this.d.ledger.called(this.d.tenant, this.d.id, rec.index, sent);
+      await this.d.callLedger.called(this.d.tenant, this.d.id, rec.index, sent);
       await this.d.store.putRequest(this.d.id, { ...rec, state: 'sent', updatedAt: now });
       rec.state = 'sent';
       return;
@@ -122,11 +122,11 @@ export class CampaignRun {
   }
 
   private async send(rec: RequestRecord): Promise<void> {
-    const { store, ledger, tenant, id, log } = this.d;
+    const { store, callLedger, tenant, id, log } = this.d;
     const entries = (await this.entriesOf(rec)).filter((e) => e.state === 'planned');
-    const reserved = await ledger.reserve(tenant, id, rec.index, entries.map((e) => e.number));
+    const reserved = await callLedger.reserve(tenant, id, rec.index, entries.map((e) => e.number));
     const now = Date.now();
-    const refused = new Map<string, LedgerHold | undefined>();
+    const refused = new Map<string, CallLedgerHold | undefined>();
     for (const r of reserved) if (!r.ok) refused.set(r.number, r.holder);
     if (refused.size > 0) {
       const held = entries.filter((e) => refused.has(e.number));
@@ -178,20 +178,20 @@ export class CampaignRun {
       const callUuid = uuids.get(e.number);
       return { ...e, state: 'called' as const, at, ...(callUuid !== undefined ? { callUuid } : {}) };
     }));
-    await ledger.called(tenant, id, rec.index, numbers, at);
+    await callLedger.called(tenant, id, rec.index, numbers, at);
     await store.putRequest(id, { ...sending, state: 'sent', updatedAt: at });
     log.info({ request: rec.index, numbers: numbers.length, status: result.status }, 'call request sent');
   }
 
   private async unknown(rec: RequestRecord, numbers: string[], entries: EntryRecord[], v: { code: string; message: string }, at: number): Promise<void> {
-    await this.d.ledger.unknown(this.d.tenant, this.d.id, rec.index, numbers, at);
+    await this.d.callLedger.unknown(this.d.tenant, this.d.id, rec.index, numbers, at);
     await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'unknown' as const, reason: v.message, at })));
     await this.d.store.addUnknown(this.d.tenant, this.d.id, numbers);
     await this.d.store.putRequest(this.d.id, { ...rec, state: 'unknown', error: { code: v.code, message: v.message }, updatedAt: at });
   }
 
   private async failed(rec: RequestRecord, numbers: string[], entries: EntryRecord[], v: { code: string; message: string }, at: number): Promise<void> {
-    await this.d.ledger.release(this.d.tenant, this.d.id, rec.index, numbers);
+    await this.d.callLedger.release(this.d.tenant, this.d.id, rec.index, numbers);
     await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'failed' as const, reason: v.message, at })));
     await this.d.store.putRequest(this.d.id, { ...rec, state: 'failed', error: { code: v.code, message: v.message }, updatedAt: at });
   }

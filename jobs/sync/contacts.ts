@@ -1,7 +1,7 @@
 /**
  * Contacts: skip unchanged, PUT changed, POST new ones through the intent protocol (DESIGN.md "Exactly one
- * service record per platform record"): intent first, then POST, then the mapping; a record that finds an
- * intent without a mapping (a crash, or an answer lost after the service committed) looks the contact up by
+ * service record per platform record"): intent first, then POST, then the id-map entry; a record that finds an
+ * intent without an id-map entry (a crash, or an answer lost after the service committed) looks the contact up by
  * name, matches it on extPlatformId and adopts it instead of creating a second one.
  */
 import { AmbiguousError, AuthError, NotFoundError, RateLimitedError, ValidationError } from '../../src/collections/errors.js';
@@ -9,7 +9,7 @@ import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas
 import { decideContact } from '../../src/mapping/index.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
 import type { Intent, IntentEntry } from '../../src/state/index.js';
-import type { CachedContact } from '../../src/state/record-cache.js';
+import type { MirroredContact } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
 
@@ -23,7 +23,7 @@ type IntentPrior = { kind: 'begun' } | { kind: 'earlier'; intent: Intent } | { k
 
 /** Pushes one page of contact records; resolves when every record is pushed, skipped or dead-lettered. */
 export async function pushContacts(ctx: RunContext, records: ContactRecord[]): Promise<void> {
-  const { stores, cache } = ctx.services;
+  const { stores, mirror } = ctx.services;
   const ids = records.map((r) => r.id);
   const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
@@ -35,7 +35,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
     if (decision.kind === 'create' && !fresh.has(rec.id)) fresh.set(rec.id, { platformId: rec.id, name: decision.body.name, at, runId: ctx.runId });
   }
   const earlier = await stores.intents.beginMany(ctx.tenant, [...fresh.values()]);
-  const cached: CachedContact[] = [];
+  const mirrored: MirroredContact[] = [];
   const pushed: string[] = [];
 
   await Promise.all(
@@ -54,7 +54,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
         }
         if (decision.kind === 'unchanged') {
           ctx.count('contacts', 'skipped');
-          cached.push(project(rec, decision.uuid));
+          mirrored.push(project(rec, decision.uuid));
           return;
         }
         if (decision.kind === 'skip') {
@@ -68,23 +68,23 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
           await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
           return;
         }
-        // The intent ends in the same atomic write as the mapping, never before it: a crash before this write
+        // The intent ends in the same atomic write as the id-map entry, never before it: a crash before this write
         // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
         await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
         ctx.noteDropped('contacts', rec.id, decision.dropped);
         pushed.push(rec.id);
-        cached.push(project(rec, pushedAs.uuid));
+        mirrored.push(project(rec, pushedAs.uuid));
       }),
     ),
   );
   await Promise.all([
-    cache.putMany(ctx.tenant, 'contacts', cached),
+    mirror.putMany(ctx.tenant, 'contacts', mirrored),
     pushed.length > 0 ? stores.deadLetters.remove(ctx.tenant, pushed.map((id) => ({ entity: 'contacts' as const, platformId: id }))) : undefined,
   ]);
 }
 
-function project(rec: ContactRecord, uuid: string): CachedContact {
-  const c: CachedContact = { id: rec.id, name: rec.name, deleted: rec.deleted, updatedAt: rec.updatedAt, uuid };
+function project(rec: ContactRecord, uuid: string): MirroredContact {
+  const c: MirroredContact = { id: rec.id, name: rec.name, deleted: rec.deleted, updatedAt: rec.updatedAt, uuid };
   for (const f of ['nameAr', 'firstName', 'firstNameAr', 'lastName', 'lastNameAr', 'phoneNumber'] as const) {
     const v = rec[f];
     if (v !== undefined) c[f] = v;
@@ -99,7 +99,7 @@ async function update(ctx: RunContext, rec: ContactRecord, body: ContactUpdate):
     return { uuid: body.uuid, viaIntent: false };
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
-    // The mapped contact is gone from the service (removed by hand): forget the mapping and create it again,
+    // The mapped contact is gone from the service (removed by hand): forget its id-map entry and create it again,
     // with the body of a contact never pushed (the same content, so the same hash).
     ctx.services.logger.warn({ tenant: ctx.tenant, platformId: rec.id }, 'mapped contact not found in the service; creating it again');
     const anew = decideContact(rec, undefined);

@@ -9,7 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { DroppedField } from '../../src/mapping/index.js';
 import type { PlatformAdapter } from '../../src/platforms/types.js';
 import type { StateStores } from '../../src/state/index.js';
-import type { RecordCache } from '../../src/state/record-cache.js';
+import type { RecordMirror } from '../../src/state/record-mirror.js';
 import type { TenantFlags } from '../../src/state/flags.js';
 import type { SyncMode } from '../../src/queues/index.js';
 import type { Pool } from './pool.js';
@@ -20,7 +20,7 @@ export interface SyncSettings {
   pageSize: number;
   /** Incremental reads start this far before the cursor. */
   lookbackMs: number;
-  /** How long an invoice waits for its contact's mapping before it is dead-lettered. */
+  /** How long an invoice waits for its contact's id-map entry before it is dead-lettered. */
   pendingMaxWaitMs: number;
   /** After an ambiguous contact create, wait this long before looking the contact up. */
   ambiguousRecheckMs: number;
@@ -37,7 +37,7 @@ export interface RunServices {
   client: CollectionsClient;
   adapter: PlatformAdapter;
   stores: StateStores;
-  cache: RecordCache;
+  mirror: RecordMirror;
   flags: TenantFlags;
   pool: Pool;
   settings: SyncSettings;
@@ -48,7 +48,7 @@ export class RunContext {
   readonly counts: Record<string, number> = {};
   readonly errors: string[] = [];
   readonly unlinkedPayments: string[] = [];
-  /** Record state (mappings, hashes, ends of intents) written in batches; see StateWriter. */
+  /** Record state (id-map entries, hashes, ends of intents) written in batches; see StateWriter. */
   readonly writer: StateWriter;
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly ended = new Map<string, number>();

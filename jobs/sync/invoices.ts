@@ -1,13 +1,13 @@
 /**
  * Invoices: create-update, always with extPlatformId and with uuid once known (the service matches on
- * extPlatformId, so a repeat is an update, never a second invoice). An invoice whose contact has no mapping
+ * extPlatformId, so a repeat is an update, never a second invoice). An invoice whose contact has no id-map entry
  * yet waits in the pending store (bounded), then is dead-lettered with that reason.
  */
 import { NotFoundError } from '../../src/collections/errors.js';
 import type { InvoiceUpsert } from '../../src/collections/schemas.js';
 import { decideInvoice, type InvoiceDecision, type Pending } from '../../src/mapping/index.js';
 import { invoiceRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
-import type { CachedInvoice } from '../../src/state/record-cache.js';
+import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
 import { deadLetter, deadLetterIfRejected, reportBad } from './dead-letters.js';
@@ -15,15 +15,15 @@ import { deadLetter, deadLetterIfRejected, reportBad } from './dead-letters.js';
 /** Pushes one page of invoice records. `fromPending` marks records replayed from the pending store. */
 export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): Promise<void> {
   if (records.length === 0) return;
-  const { stores, cache } = ctx.services;
+  const { stores, mirror } = ctx.services;
   const ids = records.map((r) => r.id);
   const snapshot = ctx.snapshot();
   const [contactStates, states, totals] = await Promise.all([
     stores.records.getMany(ctx.tenant, 'contacts', [...new Set(records.map((r) => r.contactId))]),
     stores.records.getMany(ctx.tenant, 'invoices', ids),
-    stores.ledger.totals(ctx.tenant, ids),
+    stores.paymentLedger.totals(ctx.tenant, ids),
   ]);
-  const cached: CachedInvoice[] = [];
+  const mirrored: MirroredInvoice[] = [];
   const pending: { id: string; record: unknown; firstSeenAt: number; waitingFor: string }[] = [];
 
   await Promise.all(
@@ -37,13 +37,13 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
           return;
         }
         const outcome = await pushOne(ctx, rec, decision);
-        if (outcome !== undefined) cached.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
+        if (outcome !== undefined) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
       }),
     ),
   );
-  const resolved = cached.map((c) => c.id);
+  const resolved = mirrored.map((c) => c.id);
   await Promise.all([
-    cache.putMany(ctx.tenant, 'invoices', cached),
+    mirror.putMany(ctx.tenant, 'invoices', mirrored),
     pending.length > 0 ? stores.pending.add(ctx.tenant, pending) : undefined,
     resolved.length > 0 ? stores.pending.remove(ctx.tenant, resolved) : undefined,
     resolved.length > 0 ? stores.deadLetters.remove(ctx.tenant, resolved.map((id) => ({ entity: 'invoices' as const, platformId: id }))) : undefined,
@@ -108,7 +108,7 @@ async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
 }
 
 /**
- * Invoices that waited for their contact: pushed now if the contact has a mapping, dead-lettered once
+ * Invoices that waited for their contact: pushed now if the contact has an id-map entry, dead-lettered once
  * they have waited longer than the bound, left waiting otherwise. Contacts the platform's listings held back
  * (not customers there) are asked for by id first and pushed as customers: a receivable invoice makes them one.
  */

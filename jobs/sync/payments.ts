@@ -1,12 +1,12 @@
 /**
  * Payments: the interface has no payment create, so a payment is updated (PUT /invoice/payment/{uuid}) only
- * when the service's id is known (`paymentUuid` or a stored mapping); others are listed in the run's report
+ * when the service's id is known (`paymentUuid` or a stored id-map entry); others are listed in the run's report
  * as unlinked. Every payment change also refreshes its invoice's outstanding amount through create-update.
  */
 import { NotFoundError } from '../../src/collections/errors.js';
 import { decideInvoice, decidePayment } from '../../src/mapping/index.js';
 import type { PaymentRecord } from '../../src/platforms/records.js';
-import type { CachedInvoice } from '../../src/state/record-cache.js';
+import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { deadLetterIfRejected } from './dead-letters.js';
 import { pushOne } from './invoices.js';
@@ -14,7 +14,7 @@ import { pushOne } from './invoices.js';
 export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): Promise<void> {
   if (records.length === 0) return;
   const { stores } = ctx.services;
-  await stores.ledger.setMany(
+  await stores.paymentLedger.setMany(
     ctx.tenant,
     records.map((r) => ({ invoiceId: r.invoiceId, paymentId: r.id, amount: r.amount, deleted: r.deleted })),
   );
@@ -67,18 +67,18 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
   await refreshInvoices(ctx, [...touchedInvoices]);
 }
 
-/** Re-pushes invoices whose balance may have changed (payments, reconciliation), from the cached records. */
+/** Re-pushes invoices whose balance may have changed (payments, reconciliation), from the mirrored records. */
 export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Promise<void> {
   if (invoiceIds.length === 0) return;
-  const { stores, cache } = ctx.services;
+  const { stores, mirror } = ctx.services;
   const refreshSnapshot = ctx.snapshot();
   const [invoices, states, totals] = await Promise.all([
-    cache.getMany(ctx.tenant, 'invoices', invoiceIds),
+    mirror.getMany(ctx.tenant, 'invoices', invoiceIds),
     stores.records.getMany(ctx.tenant, 'invoices', invoiceIds),
-    stores.ledger.totals(ctx.tenant, invoiceIds),
+    stores.paymentLedger.totals(ctx.tenant, invoiceIds),
   ]);
   const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set([...invoices.values()].map((i) => i.contactId))]);
-  const updated: CachedInvoice[] = [];
+  const updated: MirroredInvoice[] = [];
   await Promise.all(
     [...invoices.values()].map((inv) =>
       ctx.serialized('invoices', inv.id, refreshSnapshot, async (waited) => {
@@ -93,5 +93,5 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
       }),
     ),
   );
-  await cache.putMany(ctx.tenant, 'invoices', updated);
+  await mirror.putMany(ctx.tenant, 'invoices', updated);
 }

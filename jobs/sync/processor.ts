@@ -13,7 +13,7 @@ import { PlatformError, PlatformRateLimitedError, type PlatformAdapter } from '.
 import { defineProcessor, hopeless, reschedule, type JobAttempt, type JobProcessor, type SyncJobData } from '../../src/queues/index.js';
 import type { TenantFlags } from '../../src/state/flags.js';
 import type { StateStores } from '../../src/state/index.js';
-import type { RecordCache } from '../../src/state/record-cache.js';
+import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { RunContext, type SyncMetrics, type SyncSettings } from './context.js';
 import { runSync, type RunCheckpoint } from './pipeline.js';
 import { Pool } from './pool.js';
@@ -21,7 +21,7 @@ import { Pool } from './pool.js';
 export interface SyncProcessorDeps {
   logger: Logger;
   stores: StateStores;
-  cache: RecordCache;
+  mirror: RecordMirror;
   flags: TenantFlags;
   tenant(id: string): TenantConfig | undefined;
   clientFor(tenant: TenantConfig): CollectionsClient;
@@ -103,7 +103,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
       client: deps.clientFor(tenant),
       adapter: deps.adapterFor(tenant),
       stores: deps.stores,
-      cache: deps.cache,
+      mirror: deps.mirror,
       flags: deps.flags,
       pool: new Pool(deps.settings.syncConcurrency),
       settings: deps.settings,

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { CampaignStore } from './campaign-store.js';
-import { CallLedger } from './ledger.js';
+import { CallLedger } from './call-ledger.js';
 
 export * from './types.js';
 export { normalisePhone, isE164, mask, type PhoneCheck } from './phone.js';
@@ -15,20 +15,20 @@ export { parseCallList, listFormatOf, type ParsedList, type RowError, type ListC
 export { readCsv, detectDelimiter, parseDelimiter, DELIMITERS, type Delimiter, type CsvRead, type CsvRecord, type CsvProblem } from './csv.js';
 export { resolveSettings, requestBody, planRequests, plannedRecords, singleCallRecords, chunk, PlanError, DEFAULT_CURRENCY, type TenantCallDefaults, type SettingsCheck, type BodyCheck, type PlannedRecords, type ServiceContact } from './plan.js';
 export { callUuids } from './answers.js';
-export { CallLedger, describeHold, holdSchema, type LedgerHold, type LedgerOptions, type ReserveResult } from './ledger.js';
+export { CallLedger, describeHold, holdSchema, type CallLedgerHold, type CallLedgerOptions, type ReserveResult } from './call-ledger.js';
 export { CampaignStore, ENTRY_STATES, type StoredPlan } from './campaign-store.js';
 export { formatReport, exitCodeOfReport } from './report.js';
 export { resolveUnknown, waitForCampaign, OperatorError, CampaignWaitTimeout, type Resolution } from './operator.js';
 
 export interface CallStores {
   store: CampaignStore;
-  ledger: CallLedger;
+  callLedger: CallLedger;
 }
 
 /** The campaign store and call ledger over one connection and key prefix (the worker and the CLI share the keys). */
 export function createCallStores(redis: Redis, prefix: string, options: { cooldownMs: number; retentionMs?: number }): CallStores {
   return {
     store: new CampaignStore(redis, prefix, options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
-    ledger: new CallLedger(redis, prefix, { cooldownMs: options.cooldownMs }),
+    callLedger: new CallLedger(redis, prefix, { cooldownMs: options.cooldownMs }),
   };
 }

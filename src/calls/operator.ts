@@ -4,7 +4,7 @@
  * campaign). Only entries in state `unknown` are touched. Also: waiting for a campaign to end.
  */
 import type { CampaignStore } from './campaign-store.js';
-import type { CallLedger } from './ledger.js';
+import type { CallLedger } from './call-ledger.js';
 import { FINAL_STATUSES, type CampaignMeta, type EntryRecord } from './types.js';
 
 export class OperatorError extends Error {
@@ -18,7 +18,7 @@ export interface Resolution {
 
 export async function resolveUnknown(
   store: CampaignStore,
-  ledger: CallLedger,
+  callLedger: CallLedger,
   o: { tenant: string; campaignId: string; action: 'confirm' | 'release'; number?: string },
 ): Promise<Resolution> {
   const meta = await store.get(o.campaignId);
@@ -32,8 +32,8 @@ export async function resolveUnknown(
   const unknown = all.filter((e) => e.state === 'unknown');
   if (unknown.length === 0) return { action: o.action, changed: [] };
   const numbers = unknown.map((e) => e.number);
-  if (o.action === 'confirm') await ledger.confirm(o.tenant, o.campaignId, numbers);
-  else await ledger.release(o.tenant, o.campaignId, undefined, numbers);
+  if (o.action === 'confirm') await callLedger.confirm(o.tenant, o.campaignId, numbers);
+  else await callLedger.release(o.tenant, o.campaignId, undefined, numbers);
   const now = Date.now();
   const changed = unknown.map((e) => ({
     ...e,

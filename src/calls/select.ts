@@ -1,6 +1,6 @@
 /**
  * Campaign selection from synced state, pure: which invoices are overdue, which contacts to call for them
- * and why the others are left out. I/O (the record cache, the service's reminder flags) is the caller's.
+ * and why the others are left out. I/O (the record mirror, the service's reminder flags) is the caller's.
  *
  * Rules (README, Decisions):
  * - An invoice counts when it is AUTHORISED (not DRAFT, PAID, VOIDED or deleted), is in the service (has a
@@ -13,7 +13,7 @@
  *   a duplicate.
  */
 import { bulkCallContactSchema } from '../collections/schemas.js';
-import type { CachedContact, CachedInvoice } from '../state/record-cache.js';
+import type { MirroredContact, MirroredInvoice } from '../state/record-mirror.js';
 import { normalisePhone } from './phone.js';
 import { byAge, overdueTags, type DueInvoice } from './tags.js';
 import type { OverdueCriteria, Skip, Target } from './types.js';
@@ -30,12 +30,12 @@ export function todayUtc(now = Date.now()): string {
   return new Date(now).toISOString().slice(0, 10);
 }
 
-export function outstandingOf(inv: CachedInvoice): number {
+export function outstandingOf(inv: MirroredInvoice): number {
   return inv.pushedOutstanding ?? inv.outstandingAmount ?? inv.total;
 }
 
 /** The invoice as a due invoice of the campaign, or undefined when it does not count. */
-export function overdueInvoice(inv: CachedInvoice, criteria: OverdueCriteria & { asOf: string }, defaultCurrency: string): DueInvoice | undefined {
+export function overdueInvoice(inv: MirroredInvoice, criteria: OverdueCriteria & { asOf: string }, defaultCurrency: string): DueInvoice | undefined {
   if (inv.deleted || inv.status !== 'AUTHORISED' || inv.uuid === undefined) return undefined;
   const outstanding = outstandingOf(inv);
   if (!(outstanding > 0) || outstanding < criteria.minAmount) return undefined;
@@ -55,7 +55,7 @@ export interface TargetContext {
 export type TargetVerdict = { ok: true; target: Target; invoices: DueInvoice[] } | { ok: false; skip: Skip };
 
 /** The target for one contact owing `invoices`, or why it is left out. */
-export function targetFor(contactId: string, contact: CachedContact | undefined, invoices: DueInvoice[], ctx: TargetContext): TargetVerdict {
+export function targetFor(contactId: string, contact: MirroredContact | undefined, invoices: DueInvoice[], ctx: TargetContext): TargetVerdict {
   const skip = (reason: Skip['reason'], detail: string): TargetVerdict => ({
     ok: false,
     skip: { who: contactId, ...(contact ? { name: contact.name } : {}), reason, detail },

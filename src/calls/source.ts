@@ -1,8 +1,8 @@
 /**
- * Reads an overdue selection out of the record cache (one HSCAN over the tenant's invoices, then the owing
+ * Reads an overdue selection out of the record mirror (one HSCAN over the tenant's invoices, then the owing
  * contacts in batches) and runs the pure rules of select.ts over it.
  */
-import type { RecordCache } from '../state/record-cache.js';
+import type { RecordMirror } from '../state/record-mirror.js';
 import { overdueInvoice, rankAndDedupe, targetFor, todayUtc, type TargetContext } from './select.js';
 import type { DueInvoice } from './tags.js';
 import type { OverdueCriteria, Skip, Target } from './types.js';
@@ -18,13 +18,13 @@ export interface Selection {
 const CONTACT_BATCH = 500;
 
 export async function selectOverdue(
-  cache: Pick<RecordCache, 'scan' | 'getMany'>,
+  mirror: Pick<RecordMirror, 'scan' | 'getMany'>,
   ctx: TargetContext & { criteria: OverdueCriteria; currency: string },
 ): Promise<Selection> {
   const criteria = { ...ctx.criteria, asOf: ctx.criteria.asOf ?? todayUtc() };
   const owing = new Map<string, DueInvoice[]>();
   let invoices = 0;
-  for await (const batch of cache.scan(ctx.tenant, 'invoices')) {
+  for await (const batch of mirror.scan(ctx.tenant, 'invoices')) {
     for (const inv of batch) {
       const due = overdueInvoice(inv, criteria, ctx.currency);
       if (!due) continue;
@@ -39,7 +39,7 @@ export async function selectOverdue(
   const skipped: Skip[] = [];
   for (let i = 0; i < ids.length; i += CONTACT_BATCH) {
     const chunk = ids.slice(i, i + CONTACT_BATCH);
-    const contacts = await cache.getMany(ctx.tenant, 'contacts', chunk);
+    const contacts = await mirror.getMany(ctx.tenant, 'contacts', chunk);
     for (const id of chunk) {
       const verdict = targetFor(id, contacts.get(id), owing.get(id) ?? [], ctx);
       if (verdict.ok) found.push({ target: verdict.target, invoices: verdict.invoices });

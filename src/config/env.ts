@@ -48,7 +48,7 @@ export const envSchema = z.object({
   SYNC_CONCURRENCY: int(16, 1, 256),
   /** Records asked of the platform per page. */
   SYNC_PAGE_SIZE: int(200, 1, 1000),
-  /** How long an invoice waits for its contact's mapping before it is dead-lettered. */
+  /** How long an invoice waits for its contact's id-map entry before it is dead-lettered. */
   PENDING_MAX_WAIT_S: int(3600, 0, 86_400 * 30),
   /** Requests in flight to the service per tenant, across all processes. */
   TENANT_INFLIGHT_LIMIT: int(32, 1, 1024),

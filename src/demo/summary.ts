@@ -1,5 +1,5 @@
 /** The demo's closing report for people: the table of the two runs, the dead letters, and where to look next. */
-import type { DemoSummary } from './run.js';
+import type { DemoSummary } from './demo.js';
 
 const ROWS: [string, (r: DemoSummary['runs'][number]) => number][] = [
   ['created', (r) => r.created],

@@ -10,9 +10,10 @@ import { refreshRequestSchema } from '../auth/refresh-request.js';
 import { callOverridesSchema, campaignIdSchema, overdueCriteriaSchema } from '../calls/types.js';
 import { uuid } from '../collections/schemas.js';
 import { tenantIdSchema } from '../config/tenants.js';
+import { RUN_MODES } from '../glossary.js';
 import { jobId, QUEUES } from './names.js';
 
-export const syncModeSchema = z.enum(['incremental', 'full', 'reconcile', 'replay']);
+export const syncModeSchema = z.enum(RUN_MODES);
 export type SyncMode = z.infer<typeof syncModeSchema>;
 
 const syncJobSchema = z.strictObject({

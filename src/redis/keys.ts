@@ -25,7 +25,7 @@ function assertTenant(tenant: string): void {
   }
 }
 
-/** A tenant's key (state, record cache, flags, run lock, call ledger): `<prefix>:<kind>:<tenant>[:<part>...]`. */
+/** A tenant's key (state, record mirror, flags, run lock, call ledger): `<prefix>:<kind>:<tenant>[:<part>...]`. */
 export function tenantKey(prefix: string, tenant: string, kind: KeyKind, ...parts: KeyPart[]): string {
   assertTenant(tenant);
   return join(prefix, kind, tenant, parts);

@@ -1,16 +1,17 @@
 /**
  * The state room: Redis-backed id maps and content hashes, intents, cursors and checkpoints, dead letters,
- * pending invoices, the payment ledger, run history and the per-tenant run lock. `createStateStores` builds
- * them all over one connection and key prefix (a `{hash tag}`, so one tenant's keys share a Cluster slot).
+ * pending invoices, the payment ledger, the record mirror, run history and the per-tenant run lock.
+ * `createStateStores` builds them all over one connection and key prefix (a `{hash tag}`, so one tenant's keys
+ * share a Cluster slot).
  */
 import type { Redis } from 'ioredis';
 import { CursorStore } from './cursors.js';
 import { DeadLetterStore } from './dead-letters.js';
 import { TenantFlags } from './flags.js';
 import { IntentStore } from './intents.js';
-import { PaymentLedger } from './ledger.js';
+import { PaymentLedger } from './payment-ledger.js';
 import { PendingStore } from './pending.js';
-import { RecordCache } from './record-cache.js';
+import { RecordMirror } from './record-mirror.js';
 import { RecordStateStore } from './record-state.js';
 import { TenantRunLock } from './run-lock.js';
 import { RunStore } from './runs.js';
@@ -21,13 +22,13 @@ export interface StateStores {
   cursors: CursorStore;
   deadLetters: DeadLetterStore;
   pending: PendingStore;
-  ledger: PaymentLedger;
+  paymentLedger: PaymentLedger;
   runs: RunStore;
   runLock: TenantRunLock;
   /**
    * Deletes every state key of a tenant (id maps, hashes, intents, cursors, checkpoint, dead letters, pending,
-   * ledger, record cache, flags and, unless `keepRuns`, run history), for `mapping rebuild`. Leaves the run
-   * lock alone: the caller should hold it. Returns how many keys existed.
+   * payment ledger, record mirror, flags and, unless `keepRuns`, run history), for `id-map rebuild`. Leaves the
+   * run lock alone: the caller should hold it. Returns how many keys existed.
    */
   forgetTenant(tenant: string, options?: { keepRuns?: boolean }): Promise<number>;
 }
@@ -38,10 +39,10 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
   const cursors = new CursorStore(redis, prefix);
   const deadLetters = new DeadLetterStore(redis, prefix);
   const pending = new PendingStore(redis, prefix);
-  const ledger = new PaymentLedger(redis, prefix);
+  const paymentLedger = new PaymentLedger(redis, prefix);
   const runs = new RunStore(redis, prefix);
   const runLock = new TenantRunLock(redis, prefix);
-  const cache = new RecordCache(redis, prefix);
+  const mirror = new RecordMirror(redis, prefix);
   const flags = new TenantFlags(redis, prefix);
 
   return {
@@ -50,7 +51,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
     cursors,
     deadLetters,
     pending,
-    ledger,
+    paymentLedger,
     runs,
     runLock,
     async forgetTenant(tenant, options = {}) {
@@ -60,11 +61,11 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
         ...cursors.keysOf(tenant),
         ...deadLetters.keysOf(tenant),
         ...pending.keysOf(tenant),
-        ...ledger.keysOf(tenant),
+        ...paymentLedger.keysOf(tenant),
         ...(options.keepRuns ? [] : await runs.keysOf(tenant)),
       ];
       const n = await redis.unlink(...keys);
-      await Promise.all([cache.clear(tenant), flags.clear(tenant)]);
+      await Promise.all([mirror.clear(tenant), flags.clear(tenant)]);
       return n;
     },
   };
@@ -78,6 +79,6 @@ export type { Intent, IntentEntry } from './intents.js';
 export type { Checkpoint, CheckpointData, CursorState } from './cursors.js';
 export type { DeadLetter, DeadLetterCounts, DeadLetterEntry, DeadLetterRef } from './dead-letters.js';
 export type { PendingEntry } from './pending.js';
-export type { LedgerEntry } from './ledger.js';
+export type { PaymentLedgerEntry } from './payment-ledger.js';
 export type { RunFinish, RunPatch, RunRecord, RunStart } from './runs.js';
 export { RunWaitTimeout, waitForRun, type WaitOptions } from './run-wait.js';

@@ -1,7 +1,7 @@
 /**
  * Write-ahead intents for contact creation (DESIGN.md "Exactly one service record per platform record"):
  * one HASH per tenant, field = platform id, value = JSON `{ name, at, runId }`. An intent is begun before a
- * POST and ended once the mapping is written; one left behind tells a retry to look the contact up first.
+ * POST and ended once the id-map entry is written; one left behind tells a retry to look the contact up first.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -90,7 +90,7 @@ export class IntentStore {
     return out;
   }
 
-  /** Ends intents (one HDEL). Call after the mapping is written. */
+  /** Ends intents (one HDEL). Call after the id-map entry is written. */
   async end(tenant: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
     await this.redis.hdel(this.key(tenant), ...platformIds);

@@ -12,12 +12,13 @@ export const STATE_KINDS = {
   checkpoint: 'checkpoint',
   dead: 'dead',
   pending: 'pending',
-  ledger: 'ledger',
+  /** The payment ledger: `ledger:<t>:pay` and `ledger:<t>:inv`. */
+  paymentLedger: 'ledger',
   runs: 'runs',
   /** The per-tenant run lock: `<prefix>:lock:run:<tenant>`. */
   lock: ['lock', 'run'],
-  /** The record cache: one HASH per (tenant, entity). */
-  cache: 'cache',
+  /** The record mirror (a durable copy the calls read, not a cache): one HASH per (tenant, entity). */
+  mirror: 'cache',
   flags: 'flags',
 } as const satisfies Record<string, KeyKind>;
 export type StateKind = keyof typeof STATE_KINDS;

@@ -1,5 +1,5 @@
 /**
- * Invoices waiting for their contact's mapping: one HASH per tenant, field = invoice platform id, value =
+ * Invoices waiting for their contact's id-map entry: one HASH per tenant, field = invoice platform id, value =
  * `firstSeenAt|json`. Adding an invoice that already waits keeps its earliest firstSeenAt (the wait bound
  * counts from the first sighting) and its latest record.
  */
@@ -15,7 +15,7 @@ export const pendingEntrySchema = z.object({
   id: z.string().min(1),
   record: z.unknown(),
   firstSeenAt: z.number().int().nonnegative(),
-  /** The platform id of the contact whose mapping it needs. */
+  /** The platform id of the contact whose id-map entry it needs. */
   waitingFor: z.string().min(1),
 });
 export type PendingEntry = z.infer<typeof pendingEntrySchema>;

@@ -30,7 +30,7 @@ export interface RecordStateEntry extends RecordState {
 /**
  * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
  * Entries for the same id within one call apply in order. ARGV: id, uuid, hash triples ('' = keep), then (with
- * KEYS[2], the tenant's intents) the ids whose intents end once the mapping is written.
+ * KEYS[2], the tenant's intents) the ids whose intents end once the id-map entry is written.
  */
 const setManySource = (endIntents: boolean): string => `${LUA_HELPERS}
 local triples = ${endIntents ? 'tonumber(ARGV[1])' : '#ARGV / 3'}
@@ -72,7 +72,7 @@ if #ended > 0 then chunked('HDEL', KEYS[2], ended) end`
 return #order
 `;
 const SET_MANY = stateScript(setManySource(false));
-/** The same, and then the given intents end: in one atomic step, so an intent never ends before its mapping. */
+/** The same, and then the given intents end: in one atomic step, so an intent never ends before its id-map entry. */
 const SET_MANY_END_INTENTS = stateScript(setManySource(true));
 
 /** Drops the hash side of the given fields, keeping the uuid; a field left empty is deleted. */
@@ -122,7 +122,7 @@ export class RecordStateStore {
   /**
    * Merging write (Lua, atomic, one round trip): a hash keeps the stored uuid and vice versa. With
    * `endIntents` (contacts created through the intent protocol), those intents end in the same atomic step,
-   * after the mappings are written: a crash can never leave an ended intent without its mapping.
+   * after the id-map entries are written: a crash can never leave an ended intent without its id-map entry.
    */
   async setMany(tenant: string, entity: Entity, entries: readonly RecordStateEntry[], options: { endIntents?: readonly string[] } = {}): Promise<void> {
     const args: string[] = [];

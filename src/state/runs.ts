@@ -6,6 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { RUN_MODES } from '../glossary.js';
 import { stateKey } from './keys.js';
 import { stateScript } from './script.js';
 import { pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
@@ -15,7 +16,8 @@ export const RUN_ERRORS_KEPT = 100;
 export const RUN_ERROR_MAX_CHARS = 1000;
 export const RUN_UNLINKED_KEPT = 1000;
 
-export const runModeSchema = z.enum(['full', 'incremental', 'reconcile', 'backfill', 'replay']);
+/** The four run modes (src/glossary.ts). `backfill` is a `full` run, never a mode of its own. */
+export const runModeSchema = z.enum(RUN_MODES);
 export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed']);
 const countsSchema = z.record(z.string(), z.number().int());
 const progressSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));

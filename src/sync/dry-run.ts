@@ -83,7 +83,7 @@ async function decidePage(tenant: string, stores: StateStores, entity: Entity, r
     const recs = records as InvoiceRecord[];
     const [contacts, totals] = await Promise.all([
       stores.records.getMany(tenant, 'contacts', [...new Set(recs.map((r) => r.contactId))]),
-      stores.ledger.totals(tenant, recs.map((r) => r.id)),
+      stores.paymentLedger.totals(tenant, recs.map((r) => r.id)),
     ]);
     return recs.map((rec) => {
       const contactUuid = contacts.get(rec.contactId)?.uuid ?? (plannedContacts.has(rec.contactId) ? STAND_IN_CONTACT_UUID : undefined);

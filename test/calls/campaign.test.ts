@@ -65,7 +65,7 @@ describe('call campaigns against the simulator', () => {
     expect(states(r)).toEqual({ [NUMBERS.noor]: 'planned', [NUMBERS.gulf]: 'planned' });
     expect(Object.fromEntries(r.skipped.map((s) => [s.who, s.reason]))).toEqual(SKIPPED);
     expect(callRequests(rig.sim)).toBe(0);
-    expect((await calls.ledger.peek('acme', [NUMBERS.noor, NUMBERS.gulf])).size).toBe(0);
+    expect((await calls.callLedger.peek('acme', [NUMBERS.noor, NUMBERS.gulf])).size).toBe(0);
   });
 
   it('calls exactly the intended contacts once, with their tags and metadata', async () => {
@@ -109,7 +109,7 @@ describe('call campaigns against the simulator', () => {
     const rejected = await run({ list, overrides: { aiSettingsTemplateId: randomUUID() } });
     expect(rejected.counts).toMatchObject({ failed: 2, called: 0 });
     expect(rejected.entries[0]?.reason).toContain('aiSettingsTemplateId');
-    expect((await calls.ledger.peek('acme', ['+966541000001', '+966541000002'])).size).toBe(0);
+    expect((await calls.callLedger.peek('acme', ['+966541000001', '+966541000002'])).size).toBe(0);
 
     const template = randomUUID();
     rig.sim.addTemplate({ uuid: template, prompt: 'Hello {{customerName}}, you owe {{amountDue}}.' });
@@ -140,7 +140,7 @@ describe('call campaigns against the simulator', () => {
     // Held until an operator decides: a later campaign leaves it out; after release it may be called.
     const later = await run({ list: 'number\n0542000001\n' });
     expect(later.entries[0]?.reason).toContain(`called with an unknown outcome by campaign ${r.campaign.id}`);
-    await resolveUnknown(calls.store, calls.ledger, { tenant: 'acme', campaignId: r.campaign.id, action: 'release' });
+    await resolveUnknown(calls.store, calls.callLedger, { tenant: 'acme', campaignId: r.campaign.id, action: 'release' });
     expect(states((await calls.store.report(r.campaign.id))!)['+966542000001']).toBe('released');
     const afterRelease = await run({ list: 'number\n0542000001\n' });
     expect(afterRelease.counts.called).toBe(1);
@@ -150,8 +150,8 @@ describe('call campaigns against the simulator', () => {
     rig.sim.setFaults({ script: [{ route: BULK, fault: 'drop', count: 1 }] });
     const r = await run({ list: 'number\n0543000001\n' });
     expect(r.counts.unknown).toBe(1);
-    await resolveUnknown(calls.store, calls.ledger, { tenant: 'acme', campaignId: r.campaign.id, action: 'confirm', number: '+966543000001' });
-    expect((await calls.ledger.peek('acme', ['+966543000001'])).get('+966543000001')?.state).toBe('called');
+    await resolveUnknown(calls.store, calls.callLedger, { tenant: 'acme', campaignId: r.campaign.id, action: 'confirm', number: '+966543000001' });
+    expect((await calls.callLedger.peek('acme', ['+966543000001'])).get('+966543000001')?.state).toBe('called');
     const later = await run({ list: 'number\n0543000001\n' });
     expect(later.counts).toMatchObject({ cooldown: 1, called: 0 });
   });
@@ -177,7 +177,7 @@ describe('call campaigns against the simulator', () => {
     expect(gaveUp.campaign).toMatchObject({ status: 'failed', error: expect.stringContaining('gave up after 1 attempt(s)') as unknown });
     expect(gaveUp.counts).toMatchObject({ failed: 1, called: 0 });
     expect(storedCalls('+966546000002')).toHaveLength(0);
-    expect((await calls.ledger.peek('acme', ['+966546000002'])).size).toBe(0);
+    expect((await calls.callLedger.peek('acme', ['+966546000002'])).size).toBe(0);
   });
 
   it('a cancelled campaign stops before its next request and frees the numbers it did not call', async () => {
@@ -200,7 +200,7 @@ describe('call campaigns against the simulator', () => {
     const r = (await calls.store.report(campaignId))!;
     expect(r.campaign.status).toBe('cancelled');
     expect(r.counts).toMatchObject({ called: 1, cancelled: 3 });
-    expect((await calls.ledger.peek('acme', ['+966544000002', '+966544000003', '+966544000004'])).size).toBe(0);
+    expect((await calls.callLedger.peek('acme', ['+966544000002', '+966544000003', '+966544000004'])).size).toBe(0);
   });
 
   it('calls one stored contact, once within the cooldown', async () => {

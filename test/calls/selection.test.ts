@@ -12,14 +12,14 @@ import {
   targetFor,
   type CallSettings,
 } from '../../src/calls/index.js';
-import type { CachedContact, CachedInvoice } from '../../src/state/record-cache.js';
+import type { MirroredContact, MirroredInvoice } from '../../src/state/record-mirror.js';
 
 const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
 const criteria = { overdueDays: 30, minAmount: 100, asOf: '2026-11-20' };
 const ctx = { tenant: 'acme', campaignId: 'cmp-test', region: 'SA', remindersDisabled: new Set<string>() };
 
-function invoice(over: Partial<CachedInvoice> = {}): CachedInvoice {
+function invoice(over: Partial<MirroredInvoice> = {}): MirroredInvoice {
   return {
     id: 'I-1',
     contactId: 'C-1',
@@ -36,7 +36,7 @@ function invoice(over: Partial<CachedInvoice> = {}): CachedInvoice {
   };
 }
 
-function contact(over: Partial<CachedContact> = {}): CachedContact {
+function contact(over: Partial<MirroredContact> = {}): MirroredContact {
   return { id: 'C-1', name: 'Al Noor Trading', nameAr: 'النور للتجارة', firstName: 'Fahad', lastName: 'Al-Harbi', phoneNumber: '0501234567', deleted: false, updatedAt: '2026-11-01T00:00:00Z', uuid: U1, ...over };
 }
 
@@ -93,7 +93,7 @@ describe('overdue selection', () => {
       },
       metadata: { tenant: 'acme', campaignId: 'cmp-test', contactUuid: U1, contactId: 'C-1', invoiceUuids: [U2, U1] },
     });
-    const reason = (c: CachedContact | undefined, extra: Partial<typeof ctx> = {}) => {
+    const reason = (c: MirroredContact | undefined, extra: Partial<typeof ctx> = {}) => {
       const r = targetFor('C-1', c, dues, { ...ctx, ...extra });
       return r.ok ? 'called' : r.skip.reason;
     };

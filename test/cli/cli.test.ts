@@ -48,7 +48,15 @@ describe('the command line', () => {
   it('shows help and names every command', async () => {
     const r = await cli(['--help'], {});
     expect(r.code).toBe(0);
-    for (const c of ['worker', 'sync', 'backfill', 'status', 'dead-letters', 'mapping', 'dry-run', 'simulator']) expect(r.stdout).toContain(c);
+    for (const c of ['worker', 'sync', 'backfill', 'status', 'dead-letters', 'id-map', 'dry-run', 'simulator']) expect(r.stdout).toContain(c);
+  });
+
+  it('id-map rebuild, and its old name mapping rebuild, say what they would do without --yes', async () => {
+    for (const name of ['id-map', 'mapping']) {
+      const r = await cli([name, 'rebuild', '--tenant', 'acme'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("would forget acme's state and queue a full run; add --yes to do it");
+    }
   });
 
   it('gives clear errors for an unknown tenant, a bad date and an unreachable Redis', async () => {

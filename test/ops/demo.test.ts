@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { DemoSummary } from '../../src/demo/run.js';
+import type { DemoSummary } from '../../src/demo/demo.js';
 import { demoSample, writeDemoSample } from '../../src/demo/sample.js';
 import { formatSummary } from '../../src/demo/summary.js';
 

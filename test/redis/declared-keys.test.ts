@@ -40,8 +40,8 @@ async function runEveryScript(redis: Redis, p: string): Promise<void> {
   await s.deadLetters.counts('acme');
   await s.deadLetters.remove('acme', [{ entity: 'invoices', platformId: 'i1' }]);
   await s.pending.add('acme', [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
-  await s.ledger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
-  await s.ledger.totals('acme', ['i1']);
+  await s.paymentLedger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
+  await s.paymentLedger.totals('acme', ['i1']);
   // Three runs kept to two: the oldest is trimmed.
   for (const i of [1, 2, 3]) await s.runs.start('acme', { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
   await s.runs.increment('acme', 'run-3', { created: 1 });

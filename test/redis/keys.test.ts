@@ -12,7 +12,7 @@ import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
 import { tenantKey } from '../../src/redis/keys.js';
 import { createStateStores } from '../../src/state/index.js';
 import { TenantFlags } from '../../src/state/flags.js';
-import { RecordCache } from '../../src/state/record-cache.js';
+import { RecordMirror } from '../../src/state/record-mirror.js';
 import { schedulesLockKey } from '../../src/worker.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
@@ -34,7 +34,7 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
     await s.cursors.saveCheckpoint('acme', 'run-1', 'invoices', { pageToken: 't', counts: {} });
     await s.deadLetters.add('acme', [{ entity: 'invoices', platformId: 'i1', reason: 'r', code: 'c', runId: 'run-1', at: 1 }]);
     await s.pending.add('acme', [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
-    await s.ledger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
+    await s.paymentLedger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
     await s.runs.start('acme', { runId: 'run-1', mode: 'full', startedAt: 1, trigger: 'test' });
     expect(await s.runLock.acquire('acme', 'me', 60_000)).toBe(true);
 
@@ -59,10 +59,10 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
     expect(s.runs.runKey('acme', 'run-1')).toBe(`${p}:runs:acme:run:run-1`);
   });
 
-  it('record cache and flags', async () => {
+  it('record mirror and flags', async () => {
     const p = testPrefix();
-    await new RecordCache(redis, p).putMany('acme', 'contacts', [{ id: 'c1', name: 'n', updatedAt: '2026-01-01T00:00:00Z', deleted: false }]);
-    await new RecordCache(redis, p).putMany('acme', 'invoices', [
+    await new RecordMirror(redis, p).putMany('acme', 'contacts', [{ id: 'c1', name: 'n', updatedAt: '2026-01-01T00:00:00Z', deleted: false }]);
+    await new RecordMirror(redis, p).putMany('acme', 'invoices', [
       { id: 'i1', contactId: 'c1', updatedAt: '2026-01-01T00:00:00Z', status: 'AUTHORISED', deleted: false, number: 'INV-1', date: '2026-01-01', dueDate: '2026-02-01', total: 1 },
     ]);
     await new TenantFlags(redis, p).set('acme', 'adopted', '1');

@@ -30,8 +30,8 @@ describe('batch methods: one round trip per call', () => {
     await stores.deadLetters.counts(warm);
     await stores.deadLetters.remove(warm, ['contacts:id:x']);
     await stores.pending.add(warm, [{ id: 'x', record: {}, firstSeenAt: 1, waitingFor: 'c' }]);
-    await stores.ledger.setMany(warm, [{ invoiceId: 'i', paymentId: 'p', amount: 1, deleted: false }]);
-    await stores.ledger.totals(warm, ['i']);
+    await stores.paymentLedger.setMany(warm, [{ invoiceId: 'i', paymentId: 'p', amount: 1, deleted: false }]);
+    await stores.paymentLedger.totals(warm, ['i']);
     await stores.runs.start(warm, { runId: 'r', mode: 'full', startedAt: 1, trigger: 'test' });
     await stores.runs.update(warm, 'r', { phase: 'x' });
     await stores.runs.recent(warm);
@@ -86,10 +86,10 @@ describe('batch methods: one round trip per call', () => {
   });
 
   it('payment ledger', async () => {
-    await one(() => stores.ledger.setMany('acme', ids.map((id, i) => ({ invoiceId: `i${i % 300}`, paymentId: id, amount: 1.25, deleted: i % 10 === 0 }))));
+    await one(() => stores.paymentLedger.setMany('acme', ids.map((id, i) => ({ invoiceId: `i${i % 300}`, paymentId: id, amount: 1.25, deleted: i % 10 === 0 }))));
     const invoices = Array.from({ length: 300 }, (_, i) => `i${i}`);
-    await one(async () => expect((await stores.ledger.totals('acme', invoices)).size).toBe(300));
-    await one(() => stores.ledger.invoicesOf('acme', ids));
+    await one(async () => expect((await stores.paymentLedger.totals('acme', invoices)).size).toBe(300));
+    await one(() => stores.paymentLedger.invoicesOf('acme', ids));
   });
 
   it('run history', async () => {

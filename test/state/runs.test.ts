@@ -42,7 +42,7 @@ describe('RunStore', () => {
   it('keeps the last 100 runs per tenant, newest first, and deletes the rest', async () => {
     const s = new RunStore(redis, testPrefix());
     for (let i = 0; i < RUNS_KEPT + 5; i += 1) {
-      await s.start('acme', { runId: `run-${i}`, mode: i % 2 ? 'full' : 'backfill', startedAt: 10_000 + i, trigger: 'cli' });
+      await s.start('acme', { runId: `run-${i}`, mode: i % 2 ? 'full' : 'incremental', startedAt: 10_000 + i, trigger: 'cli' });
     }
     await s.start('beta', { runId: 'run-b', mode: 'reconcile', startedAt: 1, trigger: 'cli' });
     const recent = await s.recent('acme', 1_000);

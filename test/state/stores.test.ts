@@ -13,7 +13,7 @@ async function fill(s: StateStores, flags: TenantFlags, tenant: string): Promise
   await s.cursors.saveCheckpoint(tenant, 'r', 'contacts', { counts: {} });
   await s.deadLetters.add(tenant, [{ entity: 'invoices', platformId: 'i9', reason: 'r', code: 'c', runId: 'r', at: 1 }]);
   await s.pending.add(tenant, [{ id: 'i3', record: {}, firstSeenAt: 1, waitingFor: 'c3' }]);
-  await s.ledger.setMany(tenant, [{ invoiceId: 'i1', paymentId: 'p1', amount: 5, deleted: false }]);
+  await s.paymentLedger.setMany(tenant, [{ invoiceId: 'i1', paymentId: 'p1', amount: 5, deleted: false }]);
   await s.runs.start(tenant, { runId: 'r', mode: 'full', startedAt: 1, trigger: 'test' });
   await flags.set(tenant, 'adopted', '1');
 }
@@ -60,6 +60,6 @@ describe('createStateStores', () => {
     await s.forgetTenant('acme', { keepRuns: true });
     expect((await s.runs.last('acme'))?.runId).toBe('r');
     expect(await s.deadLetters.count('acme')).toBe(0);
-    expect(await s.ledger.totals('acme', ['i1'])).toEqual(new Map());
+    expect(await s.paymentLedger.totals('acme', ['i1'])).toEqual(new Map());
   });
 });

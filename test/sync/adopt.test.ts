@@ -1,6 +1,6 @@
 /**
- * Adoption: a tenant's first sync adopts contacts already in the service (matched on extPlatformId), and a
- * mapping rebuild (state forgotten) re-adopts everything without creating a second contact or invoice.
+ * Adoption: a tenant's first sync adopts contacts already in the service (matched on extPlatformId), and an
+ * `id-map rebuild` (state forgotten) re-adopts everything without creating a second contact or invoice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
@@ -41,7 +41,7 @@ describe('adoption of existing service records', () => {
     expect(stored.find((c) => c.uuid === existing[0]!.uuid)?.name).toBe(data.contacts[0]!.name);
   });
 
-  it('re-adopts everything after the mapping is forgotten, creating nothing twice', async () => {
+  it('re-adopts everything after the id map is forgotten, creating nothing twice', async () => {
     const before = rig.sim.data('client-adopt');
     await rig.app.stores.forgetTenant('adopt', { keepRuns: true });
     const run = await rig.sync('adopt', 'full');

@@ -193,7 +193,7 @@ export function registerCalls(program: Command): void {
 
   calls
     .command('one')
-    .description('call one synced contact now (single call; the ledger\'s cooldown applies)')
+    .description('call one synced contact now (single call; the call ledger\'s cooldown applies)')
     .requiredOption('--tenant <id>', 'tenant id from the tenants file')
     .requiredOption('--contact-uuid <uuid>', 'the service uuid of the contact')
     .option('--wait', 'wait for the call request and print its outcome')
@@ -204,7 +204,7 @@ export function registerCalls(program: Command): void {
         if (!uuidSchema.safeParse(o.contactUuid).success) throw new UsageError(`--contact-uuid must be a UUID (got "${o.contactUuid}")`);
         const wanted = o.contactUuid.toLowerCase();
         let found: { name: string; phoneNumber?: string | undefined; deleted: boolean } | undefined;
-        for await (const batch of app.cache.scan(tenant.id, 'contacts')) {
+        for await (const batch of app.mirror.scan(tenant.id, 'contacts')) {
           found = batch.find((c) => c.uuid?.toLowerCase() === wanted) ?? found;
           if (found) break;
         }
@@ -291,7 +291,7 @@ export function registerCalls(program: Command): void {
           }
           let result;
           try {
-            result = await resolveUnknown(stores.store, stores.ledger, { tenant: tenant.id, campaignId: o.campaign, action, ...(number ? { number } : {}) });
+            result = await resolveUnknown(stores.store, stores.callLedger, { tenant: tenant.id, campaignId: o.campaign, action, ...(number ? { number } : {}) });
           } catch (err) {
             if (err instanceof Error && 'code' in err && err.code === 'CALLS_OPERATOR_REFUSED') throw new UsageError(err.message);
             throw err;

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { runDemo } from '../../demo/run.js';
+import { runDemo } from '../../demo/demo.js';
 import { demoSample, writeDemoSample } from '../../demo/sample.js';
 import { formatSummary } from '../../demo/summary.js';
 import { createLogger } from '../../logger.js';

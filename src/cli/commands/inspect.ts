@@ -103,8 +103,9 @@ export function registerInspect(program: Command): void {
     );
 
   program
-    .command('mapping')
-    .description('id maps')
+    .command('id-map')
+    .alias('mapping') // its first name, kept for scripts (issue 11: "mapping" is the mappers' room)
+    .description('id maps (old name: mapping, deprecated)')
     .command('rebuild')
     .description("forget the tenant's id maps and hashes; the next run adopts the service's contacts by extPlatformId and re-pushes once")
     .requiredOption('--tenant <id>', 'tenant id')

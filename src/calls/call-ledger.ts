@@ -24,11 +24,11 @@ export const holdSchema = z.object({
   state: z.enum(['reserved', 'called', 'unknown']),
   at: z.coerce.number(),
 });
-export type LedgerHold = z.infer<typeof holdSchema>;
+export type CallLedgerHold = z.infer<typeof holdSchema>;
 
-export type ReserveResult = { number: string; ok: true } | { number: string; ok: false; holder: LedgerHold | undefined };
+export type ReserveResult = { number: string; ok: true } | { number: string; ok: false; holder: CallLedgerHold | undefined };
 
-export interface LedgerOptions {
+export interface CallLedgerOptions {
   /** A number is refused this long after it was called (CALL_COOLDOWN_HOURS). 0: only concurrent calls are refused. */
   cooldownMs: number;
   /** How long a reservation (and an unknown outcome) holds at least. Default 10 minutes. */
@@ -79,7 +79,7 @@ for _, k in ipairs(KEYS) do
 end
 return n`);
 
-function parseHold(raw: string | null | undefined): LedgerHold | undefined {
+function parseHold(raw: string | null | undefined): CallLedgerHold | undefined {
   if (!raw) return undefined;
   try {
     const parsed = holdSchema.safeParse(JSON.parse(raw));
@@ -96,7 +96,7 @@ export class CallLedger {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-    options: LedgerOptions,
+    options: CallLedgerOptions,
   ) {
     this.cooldownMs = Math.max(0, Math.round(options.cooldownMs));
     this.holdMs = Math.max(this.cooldownMs, options.minHoldMs ?? 600_000);
@@ -139,8 +139,8 @@ export class CallLedger {
   }
 
   /** Who holds each number now (read only: for previews and reports). */
-  async peek(tenant: string, numbers: readonly string[]): Promise<Map<string, LedgerHold>> {
-    const out = new Map<string, LedgerHold>();
+  async peek(tenant: string, numbers: readonly string[]): Promise<Map<string, CallLedgerHold>> {
+    const out = new Map<string, CallLedgerHold>();
     for (let i = 0; i < numbers.length; i += 500) {
       const slice = numbers.slice(i, i + 500);
       const values = await this.redis.mget(...slice.map((n) => this.key(tenant, n)));
@@ -161,7 +161,7 @@ export class CallLedger {
 }
 
 /** A holder in words, for reports: `called by campaign X at <time>`. */
-export function describeHold(hold: LedgerHold | undefined): string {
+export function describeHold(hold: CallLedgerHold | undefined): string {
   if (!hold) return 'held by another campaign';
   const when = new Date(hold.at).toISOString();
   const what = hold.state === 'called' ? 'called' : hold.state === 'unknown' ? 'called with an unknown outcome' : 'being called';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { PaymentLedger } from '../../src/state/ledger.js';
+import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 

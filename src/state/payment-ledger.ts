@@ -9,13 +9,13 @@ import { stateKey } from './keys.js';
 import { LUA_HELPERS, stateScript } from './script.js';
 import { parseValue } from './stored.js';
 
-export const ledgerEntrySchema = z.object({
+export const paymentLedgerEntrySchema = z.object({
   invoiceId: z.string().min(1),
   paymentId: z.string().min(1),
   amount: z.number().finite(),
   deleted: z.boolean(),
 });
-export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
+export type PaymentLedgerEntry = z.infer<typeof paymentLedgerEntrySchema>;
 
 const amountSchema = z
   .string()
@@ -104,15 +104,15 @@ export class PaymentLedger {
   ) {}
 
   private keys(tenant: string): [string, string] {
-    return [stateKey(this.prefix, 'ledger', tenant, 'pay'), stateKey(this.prefix, 'ledger', tenant, 'inv')];
+    return [stateKey(this.prefix, 'paymentLedger', tenant, 'pay'), stateKey(this.prefix, 'paymentLedger', tenant, 'inv')];
   }
 
   /** Records payments (one Lua call). A payment that moved to another invoice leaves the old one. */
-  async setMany(tenant: string, entries: readonly LedgerEntry[]): Promise<void> {
+  async setMany(tenant: string, entries: readonly PaymentLedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const args: string[] = [];
     for (const input of entries) {
-      const e = ledgerEntrySchema.parse(input);
+      const e = paymentLedgerEntrySchema.parse(input);
       args.push(e.paymentId, e.invoiceId, String(e.amount), e.deleted ? '1' : '0');
     }
     await SET_MANY.run(this.redis, this.keys(tenant), args);
