@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const tenants = await loadTenants(env.TENANTS_FILE);
   const logger = createLogger({ level: env.LOG_LEVEL });
   const app = await createApp({ env, tenants, logger, role: 'worker', metrics: createMetrics() });
-  const worker = await startWorker(app, { schedules: false, opsPort: -1 });
+  const worker = await startWorker(app, { schedules: false, opsPort: 0 });
   for (const w of worker.workers) await w.waitUntilReady();
 
   let stopping = false;

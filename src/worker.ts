@@ -32,8 +32,11 @@ export function schedulesLockKey(prefix: string): string {
 export interface WorkerOptions {
   /** Watch this tenants file and apply changes (schedules, credentials). */
   tenantsFile?: string;
-  /** Ops port (0 = random, undefined = env OPS_PORT; -1 = none). */
-  opsPort?: number;
+  /**
+   * The ops server's port: as OPS_PORT (0 = off, one meaning everywhere), or `'random'`: any free port (tests).
+   * Default: the env's OPS_PORT.
+   */
+  opsPort?: number | 'random';
   opsHost?: string;
   /** Which queues this process works (default all). */
   queues?: QueueKey[];
@@ -51,6 +54,10 @@ export interface RunningWorker {
 
 export async function startWorker(app: App, options: WorkerOptions = {}): Promise<RunningWorker> {
   const { env, logger } = app;
+  const port = options.opsPort ?? env.OPS_PORT;
+  if (port !== 'random' && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
+    throw new Error(`startWorker: opsPort must be a port (0 = off) or 'random', got ${String(port)}`);
+  }
   const shutdown = new AbortController();
   const connection = app.redis;
   const want = new Set(options.queues ?? ALL_QUEUES);
@@ -151,10 +158,9 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     }
   };
 
-  const port = options.opsPort ?? env.OPS_PORT;
   const ops =
-    port >= 0 && metrics && !(port === 0 && options.opsPort === undefined)
-      ? await startOpsServer({ port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
+    port !== 0 && metrics
+      ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
       : undefined;
 
   let closing: Promise<void> | undefined;

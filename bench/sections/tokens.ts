@@ -97,7 +97,7 @@ async function openApp(bench: Bench, cfg: TokenConfig, tenants: string[]): Promi
     {},
   );
   const app = await createApp({ env, tenants: file, logger: createLogger({ level: 'warn' }), role: 'worker' });
-  const worker = await startWorker(app, { queues: ['refreshToken'], schedules: false, opsPort: -1 });
+  const worker = await startWorker(app, { queues: ['refreshToken'], schedules: false, opsPort: 0 });
   return { app, worker };
 }
 

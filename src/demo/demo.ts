@@ -208,7 +208,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     const metrics = createMetrics({ defaultMetrics: false });
     const app = await createApp({ env, tenants, logger, role: 'worker', metrics });
     cleanups.push(() => app.close());
-    const worker: RunningWorker = await startWorker(app, { opsPort: -1, schedules: false });
+    const worker: RunningWorker = await startWorker(app, { opsPort: 0, schedules: false });
     cleanups.push(() => worker.close(5_000));
     step('started a worker in this process');
     checkAbort();

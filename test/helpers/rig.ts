@@ -88,7 +88,7 @@ export async function startRig(options: {
   const memory = options.memory ?? new MemoryPlatformRegistry();
   const metrics = createMetrics({ defaultMetrics: false });
   const app = await createApp({ env, tenants: parseTenants(tenantsJson(options.tenants), {}), logger, role: 'worker', memoryPlatforms: memory, metrics });
-  const worker = options.worker === false ? undefined : await startWorker(app, { opsPort: -1, schedules: false, ...options.worker });
+  const worker = options.worker === false ? undefined : await startWorker(app, { opsPort: 0, schedules: false, ...options.worker });
   return {
     sim,
     app,

@@ -53,7 +53,7 @@ describe('the ops port', () => {
     await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
     await writeNdjson(join(folder, 'invoices.ndjson'), data.invoices);
     await writeNdjson(join(folder, 'payments.ndjson'), data.payments);
-    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], worker: { opsPort: 0 } });
+    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], worker: { opsPort: 'random' } });
     const port = rig.worker?.ops?.port;
     if (port === undefined) throw new Error('the ops server did not start');
     base = `http://127.0.0.1:${port}`;

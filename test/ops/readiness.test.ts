@@ -26,7 +26,7 @@ describe('readiness follows Redis', () => {
 
   beforeAll(async () => {
     redis = await spawnRedis();
-    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], worker: { opsPort: 0 } });
+    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], worker: { opsPort: 'random' } });
     rig.memory.get('acme').upsert('contacts', { id: 'C1', updatedAt: '2026-11-01T00:00:00.000Z', name: 'Al Noor Trading', nameAr: 'النور للتجارة' });
     base = `http://127.0.0.1:${rig.worker?.ops?.port ?? 0}`;
   });
