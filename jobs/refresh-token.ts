@@ -24,7 +24,7 @@ export function createRefreshTokenProcessor(deps: RefreshTokenDeps): JobProcesso
     const credentials = deps.resolveCredentials(data.tenantId);
     if (!credentials) throw hopeless(`refresh-token: tenant "${data.tenantId}" is not in the tenants file`);
     if (credentials.clientId !== data.clientKey) throw hopeless(`refresh-token: tenant "${data.tenantId}" now uses another client than "${data.clientKey}"`);
-    const opts: RotateOptions = data.seenVersion === undefined ? { reason: data.reason } : { reason: data.reason, seenVersion: data.seenVersion };
+    const opts: RotateOptions = { reason: data.reason, tenantId: data.tenantId, ...(data.seenVersion === undefined ? {} : { seenVersion: data.seenVersion }) };
     const outcome = await deps.refresher.rotate(data.clientKey, credentials, opts);
     if (outcome.outcome !== 'skipped' || data.reason !== 'scheduled') {
       deps.logger.debug({ jobId: job.id, clientKey: data.clientKey, tenantId: data.tenantId, reason: data.reason, ...outcome }, 'refresh-token job done');

@@ -23,7 +23,7 @@ export { noopAuthMetrics, ROTATION_REASONS, type AuthMetrics, type RotationReaso
 export { RedisTokenProvider } from './provider.js';
 export { refreshRequestSchema, type RefreshJobs, type RefreshRequest, type ScheduledClient } from './refresh-request.js';
 export { TokenRefresher, type ClientCredentials, type RefresherHooks, type RequestTokenFn, type RotateOptions, type RotateOutcome } from './refresher.js';
-export { resolveAuthSettings, authSettingsSchema, type AuthSettings, type AuthSettingsInput } from './settings.js';
+export { resolveAuthSettings, authSettingsSchema, tokenPlan, MIN_MARGIN_MS, type AuthSettings, type AuthSettingsInput, type TokenPlan } from './settings.js';
 export { ClientAuthStore, type AuthFailure, type AuthState, type AuthStatus } from './token-store.js';
 export { AuthWakeups, type WakeKind } from './wakeups.js';
 
@@ -78,6 +78,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
     logger,
     requestToken: o.requestToken ?? requestToken,
     metrics,
+    planCheck: (request, delayMs) => o.jobs.plan(request, delayMs),
     ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   const stores = new Map<string, ClientAuthStore>();

@@ -11,7 +11,7 @@ export const refreshRequestSchema = z.strictObject({
   /** Whose tenants-file entry holds the credentials (any tenant of the client). */
   tenantId: z.string().min(1),
   reason: z.enum(ROTATION_REASONS),
-  /** For '401': the version the request used (compare-and-refresh). */
+  /** For '401': the version the request used (compare-and-refresh); for a planned check: the version it checks. */
   seenVersion: z.number().int().min(0).optional(),
 });
 export type RefreshRequest = z.infer<typeof refreshRequestSchema>;
@@ -26,6 +26,8 @@ export interface ScheduledClient {
 export interface RefreshJobs {
   /** Enqueues an on-demand rotation, deduplicated per client. */
   request(request: RefreshRequest): Promise<unknown>;
+  /** Enqueues the planned check of one token version (`reason` 'scheduled'), to run in `delayMs`; one per version. */
+  plan(request: RefreshRequest, delayMs: number): Promise<unknown>;
   /** One scheduler per client listed (`every` = `everyMs`); the schedulers of clients gone are removed. */
   schedule(clients: readonly ScheduledClient[], everyMs: number): Promise<{ upserted: string[]; removed: string[] }>;
 }

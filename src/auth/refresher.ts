@@ -6,7 +6,8 @@ import { RedisLock } from '../redis/lock.js';
 import { isCredentialsRejected } from './errors.js';
 import { secretFingerprint } from './keys.js';
 import type { AuthMetrics, RotationReason } from './metrics.js';
-import type { AuthSettings } from './settings.js';
+import type { RefreshRequest } from './refresh-request.js';
+import { tokenPlan, type AuthSettings, type TokenPlan } from './settings.js';
 import { ClientAuthStore, type AuthState } from './token-store.js';
 import type { AuthWakeups, WakeKind } from './wakeups.js';
 
@@ -27,8 +28,13 @@ export type RequestTokenFn = (o: {
 
 export interface RotateOptions {
   reason: RotationReason;
-  /** For '401': the version that was refused; nothing is done if the stored version moved on. */
+  /**
+   * For '401': the version that was refused; for a planned 'scheduled' check: the version whose margin it was
+   * planned for. Nothing is done if the stored version moved on.
+   */
   seenVersion?: number;
+  /** Whose credentials these are: with it, a rotation plans the check of the new token's margin. */
+  tenantId?: string;
 }
 
 export type RotateOutcome =
@@ -51,7 +57,12 @@ export interface TokenRefresherDeps {
   requestToken: RequestTokenFn;
   metrics: AuthMetrics;
   hooks?: RefresherHooks;
+  /** Enqueues a 'scheduled' check to run in `delayMs` (the planned check of a token's margin). */
+  planCheck?: (request: RefreshRequest, delayMs: number) => Promise<unknown>;
 }
+
+/** A planned check runs at its token's margin or a little after; this much early still counts as due. */
+const PLAN_SLACK_MS = 25;
 
 /**
  * Rotates a client's token under the protocol (DESIGN.md "One token per client"): lock, re-read, close the
@@ -87,6 +98,7 @@ export class TokenRefresher {
     try {
       // Another process may have rotated (or failed) while we waited for the lock (Nango PR #2494).
       const state = await store.state();
+      const stateReadAt = Date.now();
       const held2 = cooldownOf(state, fingerprint);
       if (held2) return held2;
       if (this.#needless(state, opts) !== null) return this.#skip(state, opts);
@@ -121,7 +133,10 @@ export class TokenRefresher {
         throw err;
       }
       const expiresAt = issued.expiresAtMs ?? startedAt + settings.lifetimeMs;
-      const stored = await store.store(owner, state.version, issued.accessToken, expiresAt);
+      // The plan follows the token held: its own lifetime, measured on Redis's clock (issuedAt is Redis's now).
+      const redisNow = state.now + (Date.now() - stateReadAt);
+      const plan = tokenPlan(settings, expiresAt - redisNow);
+      const stored = await store.store(owner, state.version, issued.accessToken, expiresAt, plan);
       if (!stored.ok) {
         // The token we just got has superseded the stored one: the next 401 rotates again (compare-and-refresh).
         this.#log.warn({ clientKey, why: stored.why }, 'auth: new token not stored (fenced); a later rotation repairs it');
@@ -129,18 +144,31 @@ export class TokenRefresher {
       }
       this.#d.metrics.rotation(clientKey, opts.reason);
       this.#log.info(
-        { clientKey, reason: opts.reason, version: stored.version, drained, expiresInMs: expiresAt - Date.now() },
+        { clientKey, reason: opts.reason, version: stored.version, drained, expiresInMs: expiresAt - stored.now, marginMs: plan.marginMs, leaseFloorMs: plan.leaseFloorMs },
         'auth: token rotated',
       );
+      await this.#planCheck(clientKey, opts.tenantId, stored.version, expiresAt - plan.marginMs - stored.now);
       return { outcome: 'rotated', version: stored.version, expiresAt };
     } finally {
       await lock.release().catch((err: unknown) => this.#log.warn({ err, clientKey }, 'auth: could not release the refresh lock'));
     }
   }
 
+  /** The next check of this token, at its margin (on a refresh job; the backstop scheduler covers a lost one). */
+  async #planCheck(clientKey: string, tenantId: string | undefined, version: number, delayMs: number): Promise<void> {
+    if (tenantId === undefined || !this.#d.planCheck) return;
+    try {
+      await this.#d.planCheck({ clientKey, tenantId, reason: 'scheduled', seenVersion: version }, Math.max(0, Math.floor(delayMs)));
+    } catch (err) {
+      this.#log.warn({ err, clientKey, version }, 'auth: could not plan the next check; the backstop schedule and on-demand rotations remain');
+    }
+  }
+
   /** Why no rotation is needed, or null when one is. */
   #needless(s: AuthState, opts: RotateOptions): 'fresh' | 'has-token' | 'version-moved' | null {
-    const usable = s.hasToken && s.expiresAt !== null && s.expiresAt > s.now;
+    const plan = this.#plan(s);
+    // A token within its lease floor can no longer be leased: as good as missing.
+    const usable = s.hasToken && s.expiresAt !== null && s.expiresAt - plan.leaseFloorMs > s.now;
     switch (opts.reason) {
       case 'manual':
         return null;
@@ -150,20 +178,18 @@ export class TokenRefresher {
         if (opts.seenVersion !== undefined && s.version !== opts.seenVersion) return 'version-moved';
         return null;
       case 'scheduled': {
+        if (opts.seenVersion !== undefined && s.version !== opts.seenVersion) return 'version-moved';
         if (!usable || s.expiresAt === null) return null;
-        return s.expiresAt - s.now > this.#threshold(s) ? 'fresh' : null;
+        return s.expiresAt - s.now > plan.marginMs + PLAN_SLACK_MS ? 'fresh' : null;
       }
     }
   }
 
-  /**
-   * How close to expiry a scheduled check rotates: the margin (a fraction of the token's own lifetime), but at
-   * least two check periods (one check may run late) and at most half the lifetime.
-   */
-  #threshold(s: AuthState): number {
-    const { settings } = this.#d;
-    const lifetime = s.issuedAt !== null && s.expiresAt !== null && s.expiresAt > s.issuedAt ? s.expiresAt - s.issuedAt : settings.lifetimeMs;
-    return Math.min(Math.max(lifetime * settings.marginFraction, 2 * settings.scheduleEveryMs), lifetime / 2);
+  /** The stored token's plan, or (a token stored without one) the plan of its lifetime. */
+  #plan(s: AuthState): TokenPlan {
+    if (s.marginMs !== null && s.leaseFloorMs !== null) return { marginMs: s.marginMs, leaseFloorMs: s.leaseFloorMs };
+    const lifetime = s.issuedAt !== null && s.expiresAt !== null && s.expiresAt > s.issuedAt ? s.expiresAt - s.issuedAt : this.#d.settings.lifetimeMs;
+    return tokenPlan(this.#d.settings, lifetime);
   }
 
   #skip(s: AuthState, opts: RotateOptions): RotateOutcome {

@@ -7,14 +7,16 @@ import { LuaScript, NOW_MS } from '../redis/script.js';
 
 /**
  * acquire. KEYS: token, gate, leases, limitWait, failure. ARGV: leaseId, leaseTtlMs, limit, secretFingerprint.
+ * A token within its lease floor (`leaseFloor` ms of life left, stored with it) is not leased: it counts as
+ * missing, so the caller asks for a rotation and waits. A lease lives `leaseTtlMs`, never past the token's expiry.
  * -> {'ok', token, version} | {'gate'} | {'limit'} | {'missing'} | {'failed', reason, failures, nextAttemptAt}
  */
 export const ACQUIRE = new LuaScript(
   `${NOW_MS}
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'gate'} end
-local t = redis.call('HMGET', KEYS[1], 'token', 'version', 'expiresAt')
+local t = redis.call('HMGET', KEYS[1], 'token', 'version', 'expiresAt', 'leaseFloor')
 local exp = tonumber(t[3])
-if not t[1] or not exp or exp <= now then
+if not t[1] or not exp or exp - (tonumber(t[4]) or 0) <= now then
   local f = redis.call('HMGET', KEYS[5], 'nextAttemptAt', 'secretFingerprint', 'reason', 'failures')
   local nextAt = tonumber(f[1])
   if nextAt and nextAt > now and f[2] == ARGV[4] then
@@ -28,7 +30,7 @@ if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[3]) then
   return {'limit'}
 end
 local ttl = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+redis.call('ZADD', KEYS[3], math.min(now + ttl, exp), ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ttl)
 return {'ok', t[1], t[2]}`,
   { numKeys: 5 },
@@ -46,16 +48,17 @@ return removed`,
 
 /**
  * state (never returns the token). KEYS: token, gate, leases, failure.
- * -> {now, version, issuedAt, expiresAt, hasToken, gatePttl, leases, fReason, fFailures, fNextAttemptAt, fFingerprint}
+ * -> {now, version, issuedAt, expiresAt, hasToken, gatePttl, leases, fReason, fFailures, fNextAttemptAt, fFingerprint,
+ *     margin, leaseFloor}
  */
 export const STATE = new LuaScript(
   `${NOW_MS}
-local t = redis.call('HMGET', KEYS[1], 'version', 'issuedAt', 'expiresAt')
+local t = redis.call('HMGET', KEYS[1], 'version', 'issuedAt', 'expiresAt', 'margin', 'leaseFloor')
 local has = redis.call('HEXISTS', KEYS[1], 'token')
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local f = redis.call('HMGET', KEYS[4], 'reason', 'failures', 'nextAttemptAt', 'secretFingerprint')
 return {tostring(now), t[1] or '', t[2] or '', t[3] or '', tostring(has), tostring(redis.call('PTTL', KEYS[2])),
-  tostring(redis.call('ZCARD', KEYS[3])), f[1] or '', f[2] or '', f[3] or '', f[4] or ''}`,
+  tostring(redis.call('ZCARD', KEYS[3])), f[1] or '', f[2] or '', f[3] or '', f[4] or '', t[4] or '', t[5] or ''}`,
   { numKeys: 4 },
 );
 
@@ -90,8 +93,9 @@ return 0`,
 /**
  * store a new token: compare-and-set on the version, fenced by the lock; opens our gate, clears the failure
  * state and wakes the waiters, all at once. KEYS: token, lock, gate, failure.
- * ARGV: owner, expectedVersion ('' = no token yet), token, expiresAt, channel.
- * -> {version} on success, {-1} lock lost, {-2, storedVersion} version moved.
+ * ARGV: owner, expectedVersion ('' = no token yet), token, expiresAt, channel, margin, leaseFloor (ms; the token's
+ * plan: rotate `margin` before expiry, lease no more within `leaseFloor` of it).
+ * -> {version, now} on success, {-1} lock lost, {-2, storedVersion} version moved.
  */
 export const STORE = new LuaScript(
   `${NOW_MS}
@@ -103,11 +107,11 @@ if redis.call('GET', KEYS[2]) ~= ARGV[1] then open() return {-1} end
 local v = redis.call('HGET', KEYS[1], 'version')
 if (v or '') ~= ARGV[2] then open() return {-2, v or ''} end
 local nv = (tonumber(v) or 0) + 1
-redis.call('HSET', KEYS[1], 'token', ARGV[3], 'version', nv, 'issuedAt', now, 'expiresAt', ARGV[4])
+redis.call('HSET', KEYS[1], 'token', ARGV[3], 'version', nv, 'issuedAt', now, 'expiresAt', ARGV[4], 'margin', ARGV[6], 'leaseFloor', ARGV[7])
 redis.call('DEL', KEYS[4])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
 redis.call('PUBLISH', ARGV[5], 'rotated')
-return {nv}`,
+return {nv, now}`,
   { numKeys: 4 },
 );
 

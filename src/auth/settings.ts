@@ -7,6 +7,7 @@ import { z } from 'zod';
  * - the gate lives `drainBoundMs + tokenCallTimeoutMs + 500` (the 500 ms for storing the new token), so a
  *   refresher that dies with the gate closed stalls nobody for longer than that;
  * - the refresh lock lives a little longer than the gate (`lockSlackMs`).
+ * How each token is used follows the token actually held (its `exp`), not the configured lifetime: see tokenPlan.
  */
 export const authSettingsSchema = z
   .object({
@@ -18,11 +19,14 @@ export const authSettingsSchema = z
     tokenCallTimeoutMs: z.number().int().min(50).default(10_000),
     /** Extra lock lifetime beyond the gate's, for storing the new token. */
     lockSlackMs: z.number().int().min(100).default(2_000),
-    /** Token lifetime when the token carries no `exp` claim. */
+    /** Token lifetime when the token carries no `exp` claim (and the period of the backstop check, below). */
     lifetimeMs: z.number().int().min(100).default(300_000),
     /** Rotate when this fraction of the token's lifetime is left. */
     marginFraction: z.number().gt(0).lt(1).default(0.2),
-    /** Period of the per-client rotation check (default: half the margin of `lifetimeMs`). */
+    /**
+     * Period of the per-client backstop check (default: half the margin of `lifetimeMs`). Each rotation also plans
+     * the next check for its own token's margin, so a token shorter than `lifetimeMs` is still rotated in time.
+     */
     scheduleEveryMs: z.number().int().min(50).optional(),
     /** Requests in flight per client across all processes, unless the tenant sets its own. */
     inFlightLimit: z.number().int().min(1).default(32),
@@ -81,4 +85,28 @@ export function resolveAuthSettings(input: AuthSettingsInput = {}): AuthSettings
     // A waiter may sit behind a lock holder (lockTtl) and then a whole rotation (lockTtl) of its own.
     acquireTimeoutMs: s.acquireTimeoutMs ?? 2 * lockTtlMs + s.requestTimeoutMs,
   });
+}
+
+/** No token is rotated less than this long before its expiry (unless it lives less than twice as long). */
+export const MIN_MARGIN_MS = 500;
+
+/** How one token is used, from its own lifetime (its `exp` minus the time it was stored). */
+export interface TokenPlan {
+  /** Rotate when this little of its life is left (the next check is planned for then). */
+  readonly marginMs: number;
+  /**
+   * Lease it no more once this little of its life is left: the request timeout (a request leased may run that
+   * long), but at most half the margin, so a rotation on time always comes first.
+   */
+  readonly leaseFloorMs: number;
+}
+
+/**
+ * The plan of a token that lives `lifetimeMs`: the margin is `marginFraction` of the lifetime, at least
+ * MIN_MARGIN_MS and at most half the lifetime; the lease floor is `requestTimeoutMs`, at most half the margin.
+ */
+export function tokenPlan(settings: Pick<AuthSettings, 'marginFraction' | 'requestTimeoutMs'>, lifetimeMs: number): TokenPlan {
+  const life = Math.max(0, lifetimeMs);
+  const marginMs = Math.floor(Math.min(Math.max(life * settings.marginFraction, MIN_MARGIN_MS), life / 2));
+  return { marginMs, leaseFloorMs: Math.min(settings.requestTimeoutMs, Math.floor(marginMs / 2)) };
 }

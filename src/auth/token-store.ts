@@ -36,6 +36,10 @@ export interface AuthState {
   gateTtlMs: number | null;
   leases: number;
   failure: AuthFailure | null;
+  /** The stored token's plan (null for a token stored without one): rotate this long before expiry... */
+  marginMs: number | null;
+  /** ...and lease it no more once this little of its life is left. */
+  leaseFloorMs: number | null;
 }
 
 export type AcquireResult =
@@ -50,8 +54,8 @@ const acquireReply = z.union([
   z.tuple([z.enum(['gate', 'limit', 'missing'])]),
   z.tuple([z.literal('failed'), z.string(), intText, intText]),
 ]);
-const stateReply = z.tuple([intText, optInt, optInt, optInt, intText, intText, intText, z.string(), optInt, optInt, z.string()]);
-const storeReply = z.union([z.tuple([z.number().int().positive()]), z.tuple([z.literal(-1)]), z.tuple([z.literal(-2), z.string()])]);
+const stateReply = z.tuple([intText, optInt, optInt, optInt, intText, intText, intText, z.string(), optInt, optInt, z.string(), optInt, optInt]);
+const storeReply = z.union([z.tuple([z.number().int().positive(), z.number().int()]), z.tuple([z.literal(-1)]), z.tuple([z.literal(-2), z.string()])]);
 const failureReply = z.tuple([z.number().int(), z.number().int()]);
 const count = z.number().int().min(0);
 
@@ -88,7 +92,7 @@ export class ClientAuthStore {
   async state(): Promise<AuthState> {
     const k = this.keys;
     const r = stateReply.parse(await STATE.run(this.redis, [k.token, k.gate, k.leases, k.failure], []));
-    const [now, version, issuedAt, expiresAt, has, gatePttl, leases, fReason, fFailures, fNext, fFp] = r;
+    const [now, version, issuedAt, expiresAt, has, gatePttl, leases, fReason, fFailures, fNext, fFp, marginMs, leaseFloorMs] = r;
     return {
       now,
       hasToken: has === 1,
@@ -99,6 +103,8 @@ export class ClientAuthStore {
       leases,
       failure:
         fNext === null ? null : { reason: fReason, failures: fFailures ?? 1, nextAttemptAt: fNext, secretFingerprint: fFp },
+      marginMs,
+      leaseFloorMs,
     };
   }
 
@@ -132,19 +138,22 @@ export class ClientAuthStore {
   }
 
   /**
-   * Stores a new token if `owner` still holds the lock and the version is still `expectedVersion` (0 = none);
-   * opens the gate and wakes the waiters either way.
+   * Stores a new token with its plan (`marginMs`, `leaseFloorMs`: see tokenPlan) if `owner` still holds the lock
+   * and the version is still `expectedVersion` (0 = none); opens the gate and wakes the waiters either way.
+   * `now` is Redis's clock at the store (the token's `issuedAt`).
    */
   async store(
     owner: string,
     expectedVersion: number,
     token: string,
     expiresAt: number,
-  ): Promise<{ ok: true; version: number } | { ok: false; why: 'lock-lost' | 'version-moved' }> {
+    plan: { marginMs: number; leaseFloorMs: number } = { marginMs: 0, leaseFloorMs: 0 },
+  ): Promise<{ ok: true; version: number; now: number } | { ok: false; why: 'lock-lost' | 'version-moved' }> {
     const k = this.keys;
     const expected = expectedVersion === 0 ? '' : String(expectedVersion);
-    const r = storeReply.parse(await STORE.run(this.redis, [k.token, k.lock, k.gate, k.failure], [owner, expected, token, expiresAt, k.channel]));
-    if (r[0] > 0) return { ok: true, version: r[0] };
+    const args = [owner, expected, token, expiresAt, k.channel, Math.floor(plan.marginMs), Math.floor(plan.leaseFloorMs)];
+    const r = storeReply.parse(await STORE.run(this.redis, [k.token, k.lock, k.gate, k.failure], args));
+    if (r[0] > 0 && typeof r[1] === 'number') return { ok: true, version: r[0], now: r[1] };
     return { ok: false, why: r[0] === -1 ? 'lock-lost' : 'version-moved' };
   }
 

@@ -58,9 +58,9 @@ export const envSchema = z.object({
   /** Total time for one request, including retries of the transient class. */
   HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 300_000),
   HTTP_RETRIES: int(4, 0, 10),
-  /** Token lifetime when the token has no `exp` claim. */
+  /** Token lifetime when the token has no `exp` claim; a tenth of it is the period of the backstop rotation check. */
   TOKEN_LIFETIME_S: int(300, 1, 86_400 * 7),
-  /** Rotate this fraction of the lifetime before expiry. */
+  /** Rotate this fraction of the token's own lifetime (from its `exp`) before expiry. */
   TOKEN_REFRESH_MARGIN: z.coerce.number().gt(0).lt(1).default(0.2),
   /** Incremental reads start this far before the cursor; content hashes make the overlap free. */
   CURSOR_LOOKBACK_S: int(300, 0, 86_400 * 7),

@@ -56,6 +56,11 @@ export function refreshId(clientKey: string): string {
   return jobId('refresh', clientKey);
 }
 
+/** The id of the planned check of one token version of a client. */
+export function refreshPlanId(clientKey: string, version: number): string {
+  return jobId('refresh-at', clientKey, version);
+}
+
 export interface JobKind<S extends z.ZodType> {
   queue: keyof typeof QUEUES;
   name: string;
@@ -103,6 +108,18 @@ export const JOBS = {
     // A scheduled rotation that fails is not retried: the next tick comes soon, and a 401 asks on demand.
     scheduledOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
   }),
+  /**
+   * The planned check of one token version (a 'scheduled' refresh-token job, delayed to the token's margin): one
+   * per version (its job id), apart from the on-demand rotations' deduplication so it never holds one back. Not
+   * retried: the backstop scheduler and on-demand rotations remain.
+   */
+  refreshPlanned: kind({
+    queue: 'refreshToken',
+    name: 'refresh-token',
+    schema: refreshRequestSchema,
+    jobId: (d) => refreshPlanId(d.clientKey, d.seenVersion ?? 0),
+    options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
+  }),
   /** A call campaign (an overdue selection or a stored list); the job id is the campaign's. */
   campaign: kind({ queue: 'calls', name: 'calls-campaign', schema: campaignJobSchema, jobId: (d) => jobId('calls', d.campaignId) }),
   /** One call to one stored contact, as a campaign of one. */
@@ -134,15 +151,16 @@ export function parseJobData<K extends JobKey>(key: K, data: unknown): JobData<K
 
 /**
  * The typed producer: parses `input` (a bad one never reaches Redis), then adds the job under its name, id and
- * options. `queue` must be the job's queue.
+ * options, `delayMs` from now if given. `queue` must be the job's queue.
  */
-export async function addJob<K extends JobKey>(queue: Queue, key: K, input: JobInput<K>): Promise<{ job: Job; data: JobData<K> }> {
+export async function addJob<K extends JobKey>(queue: Queue, key: K, input: JobInput<K>, delayMs?: number): Promise<{ job: Job; data: JobData<K> }> {
   const spec = jobKind(key);
   if (queue.name !== QUEUES[spec.queue]) throw new Error(`a ${spec.name} job belongs on the ${QUEUES[spec.queue]} queue, not ${queue.name}`);
   const data = parseJobData(key, input);
   const options: JobsOptions = { ...spec.options };
   if (spec.jobId) options.jobId = spec.jobId(data);
   if (spec.dedupeId) options.deduplication = { id: spec.dedupeId(data), keepLastIfActive: true };
+  if (delayMs !== undefined && delayMs > 0) options.delay = delayMs;
   const job = await queue.add(spec.name, data, options);
   return { job, data };
 }

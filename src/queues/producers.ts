@@ -43,6 +43,7 @@ export async function enqueueRefresh(queue: Queue, request: RefreshRequest): Pro
 export function refreshJobs(queue: Queue, logger?: Logger): RefreshJobs {
   return {
     request: (request) => enqueueRefresh(queue, request),
+    plan: async (request, delayMs) => (await addJob(queue, 'refreshPlanned', request, delayMs)).job.id,
     schedule: (clients, everyMs) => ensureRefreshSchedules(queue, clients, everyMs, logger),
   };
 }

@@ -49,7 +49,11 @@ interface FleetReport {
   counters: ReturnType<Simulator['counters']>;
 }
 
-async function runFleet(lifetimeMs: number, durationMs: number): Promise<FleetReport> {
+/**
+ * `configured`: the workers are told the lifetime (TOKEN_LIFETIME_S); false: they are not (the default 300 s
+ * stands) and only the token's `exp` tells it.
+ */
+async function runFleet(lifetimeMs: number, durationMs: number, configured = true): Promise<FleetReport> {
   sim = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 's1' }], tokenLifetimeMs: lifetimeMs, faults: { latencyMs: 10, jitterMs: 8 } });
   const prefix = testPrefix('fleet');
   prefixes.push(prefix);
@@ -57,7 +61,7 @@ async function runFleet(lifetimeMs: number, durationMs: number): Promise<FleetRe
     requestTimeoutMs: 5_000,
     drainBoundMs: 2_000,
     tokenCallTimeoutMs: 2_000,
-    lifetimeMs,
+    ...(configured ? { lifetimeMs } : {}),
     marginFraction: 0.2,
     inFlightLimit: IN_FLIGHT_LIMIT,
     pollMs: 100,
@@ -102,7 +106,7 @@ async function runFleet(lifetimeMs: number, durationMs: number): Promise<FleetRe
   };
   if (process.env['AUTH_TEST_REPORT']) {
     const measured = {
-      lifetimeMs, ok: report.ok, failed: report.failed, durationMs: report.durationMs, rps: Math.round((report.ok / report.durationMs) * 1000),
+      lifetimeMs, configured, ok: report.ok, failed: report.failed, durationMs: report.durationMs, rps: Math.round((report.ok / report.durationMs) * 1000),
       tokens: report.tokens, rotations, unauthorized: counters.unauthorized, supersededInFlight: counters.supersededInFlight,
       maxConcurrency: counters.maxConcurrencyByClient['c1'], gateWaits: summaries.reduce((n, s) => n + s.gateWaits, 0),
       gateWaitMaxMs: Math.max(...summaries.map((s) => s.gateWaitMaxMs)), maxGapMs: Math.max(...summaries.map((s) => s.maxGapMs)),
@@ -144,5 +148,14 @@ it(`${PROCESSES} processes x ${CONCURRENCY} concurrent requests, 2 s tokens, 10 
   const r = await runFleet(2_000, 10_000);
   expectNothingBroken(r);
   // One token per (lifetime - 1 s) at best (see above), the first one, and one of slack.
+  expect(r.tokens).toBeLessThanOrEqual(Math.ceil(r.durationMs / 1_000) + 1 + 1);
+});
+
+it(`${PROCESSES} processes x ${CONCURRENCY} concurrent requests, 2 s tokens told only by \`exp\` (no configured lifetime), 10 s: no token expires under a request, tokens near the minimum`, async () => {
+  const r = await runFleet(2_000, 10_000, false);
+  expectNothingBroken(r);
+  expect(r.counters.unauthorized.expired).toBe(0);
+  // A token lives at most 2 s, so at least one per 2 s was needed; at best one per (lifetime - 1 s), plus the first and one of slack.
+  expect(r.tokens).toBeGreaterThanOrEqual(Math.ceil(r.durationMs / 2_000));
   expect(r.tokens).toBeLessThanOrEqual(Math.ceil(r.durationMs / 1_000) + 1 + 1);
 });

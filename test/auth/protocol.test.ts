@@ -13,7 +13,8 @@ import { createAuth } from '../../src/auth/index.js';
 import { QUEUES, refreshJobs } from '../../src/queues/index.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { buildRig, quietLogger, sleep, type AuthRig } from './harness.js';
+import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
+import { buildRig, eventually, quietLogger, sleep, type AuthRig } from './harness.js';
 
 let redis: TestRedis;
 const rigs: AuthRig[] = [];
@@ -102,6 +103,53 @@ describe('leases', () => {
     const store = new ClientAuthStore(r.redis, prefix, 'c1');
     await sleep(250);
     expect(await store.leaseCount()).toBe(0);
+  });
+});
+
+describe('the token held decides (issue 12)', () => {
+  it('plans from the token\'s own lifetime: margin a fraction of it (at least 500 ms, at most half), lease floor the request timeout (at most half the margin)', () => {
+    const s = resolveAuthSettings({ requestTimeoutMs: 20_000, marginFraction: 0.2 });
+    expect(tokenPlan(s, 300_000)).toEqual({ marginMs: 60_000, leaseFloorMs: 20_000 });
+    expect(tokenPlan(s, 4_000)).toEqual({ marginMs: 800, leaseFloorMs: 400 });
+    expect(tokenPlan(s, 2_000)).toEqual({ marginMs: 500, leaseFloorMs: 250 });
+    expect(tokenPlan(s, 600)).toEqual({ marginMs: 300, leaseFloorMs: 150 });
+  });
+
+  it('never leases a token within its lease floor (as good as missing: a rotation is asked for), and no lease outlives its token', async () => {
+    const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000 });
+    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    await r.redis.set(store.keys.lock, 'seeder', 'PX', 5_000);
+    // 3 s of life left, a lease floor of 2 s: leased, but the lease ends with the token, not 10 s later.
+    const expiresAt = Date.now() + 3_000;
+    expect(await store.store('seeder', 0, 'tok-1', expiresAt, { marginMs: 2_500, leaseFloorMs: 2_000 })).toMatchObject({ ok: true, version: 1 });
+    expect(await store.acquire('l1', 10_000, 10, 'fp')).toEqual({ kind: 'ok', token: 'tok-1', version: 1 });
+    expect(Number(await r.redis.zscore(store.keys.leases, 'l1'))).toBe(expiresAt);
+    // 1.5 s left, under the floor: not leased.
+    expect(await store.store('seeder', 1, 'tok-2', Date.now() + 1_500, { marginMs: 2_500, leaseFloorMs: 2_000 })).toMatchObject({ ok: true, version: 2 });
+    expect(await store.acquire('l2', 10_000, 10, 'fp')).toEqual({ kind: 'missing' });
+    const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
+    const waiting = provider.acquire(AbortSignal.timeout(600)).catch((err: unknown) => err);
+    const asked = await eventually(async () => (await r.queue.getJobs(['waiting']))[0], 2_000, 'a rotation asked for');
+    expect(asked.data).toEqual({ clientKey: 'c1', tenantId: 't1', reason: 'missing' });
+    expect(await waiting).toBeInstanceOf(Error);
+  });
+
+  it('a rotation plans the next check of its token at the token\'s margin, on a job of its own version', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const prefix = testPrefix('auth');
+    prefixes.push(prefix);
+    const r = await buildRig({ url: redis.url, prefix, settings: { requestTimeoutMs: 10_000 }, requestToken: async () => ({ accessToken: 'tok-new', expiresAtMs: exp * 1000 }) });
+    rigs.push(r);
+    const out = await r.auth.refresher.rotate('c1', { clientId: 'c1', clientSecret: new Secret('s'), authUrl: 'http://127.0.0.1:1' }, { reason: 'manual', tenantId: 't1' });
+    expect(out).toMatchObject({ outcome: 'rotated', version: 1 });
+    const planned = await r.queue.getJobs(['delayed']);
+    expect(planned.map((j) => [j.id, j.data as unknown])).toEqual([['refresh-at.c1.1', { clientKey: 'c1', tenantId: 't1', reason: 'scheduled', seenVersion: 1 }]]);
+    const state = await new ClientAuthStore(r.redis, prefix, 'c1').state();
+    expect(state.marginMs).toBe(tokenPlan(r.auth.settings, exp * 1000 - state.issuedAt!).marginMs);
+    // Due at the margin: expiry - margin, counted from the store.
+    const job = planned[0]!;
+    expect(job.timestamp + job.delay).toBeGreaterThanOrEqual(exp * 1000 - state.marginMs! - 1_000);
+    expect(job.timestamp + job.delay).toBeLessThanOrEqual(exp * 1000 - state.marginMs! + 1_000);
   });
 });
 
@@ -225,7 +273,7 @@ describe('store', () => {
     await store.closeGate('owner-a', 5_000);
     expect(await store.store('owner-a', 0, 'tok-stale', Date.now() + 60_000)).toEqual({ ok: false, why: 'version-moved' });
     expect((await r.auth.status('c1')).gateClosed).toBe(false);
-    expect(await store.store('owner-a', 1, 'tok-2', Date.now() + 60_000)).toEqual({ ok: true, version: 2 });
+    expect(await store.store('owner-a', 1, 'tok-2', Date.now() + 60_000)).toMatchObject({ ok: true, version: 2 });
     expect(await r.redis.hget(store.keys.token, 'token')).toBe('tok-2');
   });
 });

@@ -46,7 +46,7 @@ describe('refresh-token processor', () => {
     expect(out).toEqual({ outcome: 'skipped', why: 'fresh', version: 3 });
     expect(calls.length).toBe(1);
     expect(calls[0]!.clientKey).toBe('c1');
-    expect(calls[0]!.opts).toEqual({ reason: '401', seenVersion: 3 });
+    expect(calls[0]!.opts).toEqual({ reason: '401', seenVersion: 3, tenantId: 't1' });
     expect(calls[0]!.credentials.clientSecret.reveal()).toBe('s1');
   });
 
