@@ -5,9 +5,12 @@
  * `startAt` for `durationMs`; then prints one JSON summary line on stdout. With `pauseBeforeTokenCall` its
  * refresher announces `{"event":"paused"}` with the gate closed and hangs there (the parent SIGKILLs it).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { z } from 'zod';
 import type { AuthMetrics } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
+import { jwtExpiryMs } from '../../src/collections/token.js';
+import type { TokenLease, TokenProvider } from '../../src/collections/token-provider.js';
 import { Secret } from '../../src/config/secret.js';
 import { buildRig, quietLogger, sleep } from './harness.js';
 
@@ -48,6 +51,44 @@ export interface ChildSummary {
   /** Client-side durations of successful calls (acquire + send + release), ms. */
   p50Ms: number;
   p99Ms: number;
+  /** This process's event-loop delay while it hammered (perf_hooks.monitorEventLoopDelay), ms. */
+  loopDelayMaxMs: number;
+  loopDelayP99Ms: number;
+  /** Leases answered 401 `expired` (each reported to the provider, then retried by the client). */
+  expired: number;
+  /**
+   * Each of them (up to 100): the token's life left when `acquire()` was called (the lease was taken at that
+   * moment or later, so it had at most this much left) and how long after that call the 401 came back; both on
+   * this machine's clock, the token's expiry from its `exp`.
+   */
+  expiredLeases: { leftAtAcquireMs: number; answeredAfterMs: number }[];
+}
+
+/**
+ * The provider as the client uses it, watched: when each lease was taken and on which token, so a 401 `expired`
+ * can be told apart (leased too close to the expiry, or a request that took longer than the token had left).
+ */
+function watched(inner: TokenProvider, summary: ChildSummary): TokenProvider {
+  const askedAt = new WeakMap<TokenLease, number>();
+  return {
+    async acquire(signal) {
+      const at = Date.now();
+      const lease = await inner.acquire(signal);
+      askedAt.set(lease, at);
+      return lease;
+    },
+    async rejected(lease, reason, signal) {
+      if (reason === 'expired') {
+        summary.expired += 1;
+        const at = askedAt.get(lease);
+        const exp = jwtExpiryMs(lease.token);
+        if (at !== undefined && exp !== undefined && summary.expiredLeases.length < 100) {
+          summary.expiredLeases.push({ leftAtAcquireMs: exp - at, answeredAfterMs: Date.now() - at });
+        }
+      }
+      return inner.rejected(lease, reason, signal);
+    },
+  };
 }
 
 const emit = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -59,6 +100,7 @@ async function main(): Promise<void> {
   const summary: ChildSummary = {
     event: 'summary', pid: process.pid, ok: 0, failed: 0, errors: {}, startedAt: 0, endedAt: 0,
     gateWaits: 0, gateWaitMaxMs: 0, gateWaitTotalMs: 0, unauthorized: {}, rotations: {}, maxGapMs: 0, p50Ms: 0, p99Ms: 0,
+    loopDelayMaxMs: 0, loopDelayP99Ms: 0, expired: 0, expiredLeases: [],
   };
   const metrics: AuthMetrics = {
     rotation: (_c, reason) => bump(summary.rotations, reason),
@@ -103,7 +145,7 @@ async function main(): Promise<void> {
   if (!t) throw new Error(`no tenant ${cfg.tenantId}`);
   const client = new CollectionsClient({
     baseUrl: cfg.baseUrl,
-    tokens: rig.auth.providerFor({ id: t.id, collections: { clientId: t.clientId, clientSecret: new Secret(t.secret) } }),
+    tokens: watched(rig.auth.providerFor({ id: t.id, collections: { clientId: t.clientId, clientSecret: new Secret(t.secret) } }), summary),
     retries: 3,
     backoff: { baseMs: 20, maxMs: 200 },
   });
@@ -113,6 +155,8 @@ async function main(): Promise<void> {
     if (cfg.startAt === 0) await goSignal();
     else await sleep(Math.max(0, cfg.startAt - Date.now()));
     const contact = await client.createContact({ name: `fleet-${process.pid}`, extPlatformId: `fleet-${process.pid}` });
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     summary.startedAt = Date.now();
     const until = summary.startedAt + cfg.durationMs;
     let lastOk = summary.startedAt;
@@ -145,6 +189,9 @@ async function main(): Promise<void> {
       }),
     );
     summary.endedAt = Date.now();
+    loop.disable();
+    summary.loopDelayMaxMs = Math.round(loop.max / 1e6);
+    summary.loopDelayP99Ms = Math.round(loop.percentile(99) / 1e6);
     durations.sort((a, b) => a - b);
     summary.p50Ms = Math.round(durations[Math.floor(durations.length * 0.5)] ?? 0);
     summary.p99Ms = Math.round(durations[Math.floor(durations.length * 0.99)] ?? 0);
