@@ -55,6 +55,30 @@ export default tseslint.config(
     ['**/platforms/*/**', '**/mapping/**', '**/auth/**', '**/collections/client*', '**/collections/http*', '**/redis/lock*', '**/redis/script*', 'bullmq', 'ioredis', 'undici'],
     'the CLI is a thin shell over library functions: no client, connection, lock or queue of its own',
   ),
+  {
+    // The CLI room's rule again (one rule per file set), plus: commands and src/cli.ts load only what --help needs;
+    // a command's action imports src/cli/actions/ when it runs (`await import`, which this rule does not see).
+    files: ['src/cli/commands/**', 'src/cli.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/platforms/*/**', '**/mapping/**', '**/auth/**', '**/collections/client*', '**/collections/http*', '**/redis/lock*', '**/redis/script*', 'bullmq', 'ioredis', 'undici'],
+              message: 'the CLI is a thin shell over library functions: no client, connection, lock or queue of its own',
+              allowTypeImports: false,
+            },
+            {
+              group: ['../../*', './*.js', './*/**', '!./cli/**', './cli/actions/**', '../actions/*', 'zod', 'pino', 'cli-progress', 'date-fns', 'hono', '@hono/*', '@bull-board/*', 'prom-client', 'csv-parse', 'libphonenumber-js'],
+              message: 'commands load only commander and ../runtime.js at start (issue 14): import what an action runs inside it, with `await import`',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
   rooms(
     ['src/demo/**'],
     ['**/cli/**', '**/cli.js', '**/auth/**', '**/mapping/**', '**/collections/client*', '**/collections/http*', '**/redis/lock*', '**/redis/script*', 'bullmq', 'undici'],

@@ -1,6 +1,9 @@
 /**
  * The command line: a thin shell over library functions (STYLE.md 2). Every command of the product hangs off it.
  * Output for people and `--json` goes to stdout; logs go to stderr.
+ *
+ * Start-up stays light (issue 14): this file and src/cli/commands/ load commander and nothing heavy; each
+ * command's action imports what it runs (src/cli/actions/) when it runs, so `--help` loads no Redis, queue or zod.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +15,6 @@ import { registerInspect } from './cli/commands/inspect.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
 import { UsageError } from './cli/runtime.js';
-import { ConfigError } from './config/env.js';
 
 export function buildProgram(): Command {
   const program = new Command('collections-sync')
@@ -51,7 +53,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`collections-sync: ${message}\n`);
-    if (err instanceof UsageError || err instanceof ConfigError) return 2;
+    if (err instanceof UsageError) return 2;
+    // Only loaded when an error gets here (a configuration error comes from it, so it is loaded already then).
+    const { ConfigError } = await import('./config/env.js');
+    if (err instanceof ConfigError) return 2;
     return 1;
   }
 }

@@ -1,12 +1,13 @@
 /**
  * What a CLI command needs: the validated environment, the tenants file and an App built for the role.
  * Errors here are the user's (bad config, unreachable Redis, unknown tenant) and are printed plainly.
+ *
+ * This module is loaded for every command, `--help` included: it imports types only, and the app, the
+ * configuration and the logger when a command opens a runtime (issue 14: the CLI starts fast).
  */
-import { createApp, type App } from '../app.js';
-import { loadEnv, type Env } from '../config/env.js';
-import { loadTenants } from '../config/tenants.js';
+import type { App } from '../app.js';
+import type { Env } from '../config/env.js';
 import type { TenantConfig } from '../config/tenants.js';
-import { createLogger } from '../logger.js';
 import type { Metrics } from '../ops/metrics.js';
 
 export class UsageError extends Error {
@@ -20,11 +21,27 @@ export interface Runtime {
 }
 
 export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string } = {}): Promise<Runtime> {
+  const [{ createApp }, { loadEnv }, { loadTenants }, { createLogger }] = await Promise.all([
+    import('../app.js'),
+    import('../config/env.js'),
+    import('../config/tenants.js'),
+    import('../logger.js'),
+  ]);
   const env = loadEnv();
   const tenants = await loadTenants(options.tenantsFile ?? env.TENANTS_FILE);
   const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, format: env.LOG_FORMAT });
   const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
   return { env, app, close: () => app.close() };
+}
+
+/** Runs `fn` with a producer runtime and closes it after, whatever happens. */
+export async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T> {
+  const rt = await openRuntime('producer');
+  try {
+    return await fn(rt);
+  } finally {
+    await rt.close();
+  }
 }
 
 export function requireTenant(app: App, id: string): TenantConfig {
@@ -46,4 +63,13 @@ export function parseDateOption(value: string, flag: string): string {
 /** Writes a line to stdout (the CLI's output channel; logs go to stderr). */
 export function out(line: string): void {
   process.stdout.write(`${line}\n`);
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+export function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: string) => () => resolve(sig);
+    process.once('SIGTERM', on('SIGTERM'));
+    process.once('SIGINT', on('SIGINT'));
+  });
 }

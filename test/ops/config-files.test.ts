@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { dashboardEnvSchema } from '../../src/cli/commands/dashboard.js';
+import { dashboardEnvSchema } from '../../src/cli/actions/dashboard.js';
 import { envSchema, loadEnv } from '../../src/config/env.js';
 import { parseTenants } from '../../src/config/tenants.js';
 

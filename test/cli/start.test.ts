@@ -1,0 +1,66 @@
+/**
+ * The command line as a new user first meets it: `--help` and usage errors, run as a child process. No Redis:
+ * none of these may need one.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** A module-resolution hook that writes every module URL the process loads to a file (one a line). */
+const RECORDER = `
+import { appendFileSync } from 'node:fs';
+let file;
+export function initialize(data) { file = data.file; }
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(file, r.url + '\\n');
+  return r;
+}
+`;
+
+function cli(args: string[], options: { env?: Record<string, string>; preload?: string[] } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const preload = (options.preload ?? []).flatMap((p) => ['--import', p]);
+    const child = spawn(process.execPath, ['--import', 'tsx', ...preload, CLI, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the command line at start', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cs-cli-start-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('--help loads commander and no Redis, queue, HTTP, validation or logging library (issue 14)', async () => {
+    const hook = join(dir, 'recorder.mjs');
+    const loaded = join(dir, 'loaded.txt');
+    await writeFile(hook, RECORDER);
+    await writeFile(loaded, '');
+    const register = join(dir, 'register.mjs');
+    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)}, { data: { file: ${JSON.stringify(loaded)} } });\n`);
+    const r = await cli(['--help'], { preload: [pathToFileURL(register).href] });
+    expect(r.code, r.stderr).toBe(0);
+    const urls = (await readFile(loaded, 'utf8')).split('\n').filter(Boolean);
+    expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
+    const packages = new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined && p !== 'tsx' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps' && p !== 'esbuild'));
+    expect([...packages]).toEqual(['commander']);
+    const ours = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
+    expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', ...['calls', 'dashboard', 'demo', 'inspect', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
+  });
+});
