@@ -5,7 +5,7 @@
  * Start-up stays light (issue 14): this file and src/cli/commands/ load commander and nothing heavy; each
  * command's action imports what it runs (src/cli/actions/) when it runs, so `--help` loads no Redis, queue or zod.
  */
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { registerDashboard } from './cli/commands/dashboard.js';
@@ -16,9 +16,23 @@ import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
 import { UsageError } from './cli/runtime.js';
 
+/** The package's version: package.json is one folder up from src/cli.ts, two from dist/src/cli.js. */
+function packageVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'collections-sync' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not this one
+    }
+  }
+  return 'unknown';
+}
+
 export function buildProgram(): Command {
   const program = new Command('collections-sync')
     .description('Keeps a collections service in step with accounting platforms, and places AI collection calls.')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -50,7 +64,9 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    // --help and --version end with 0; every usage error commander finds (unknown option or command, missing
+    // required option or argument, no command) ends with 2, as for the usage errors our actions find.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`collections-sync: ${message}\n`);
     if (err instanceof UsageError) return 2;

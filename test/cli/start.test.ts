@@ -64,3 +64,35 @@ describe('the command line at start', () => {
     expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', ...['calls', 'dashboard', 'demo', 'inspect', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
   });
 });
+
+describe('usage errors and --version', () => {
+  it('exits 2 on an unknown option, an unknown command, a missing required option and no command (issue 12)', async () => {
+    const [option, command, required, nothing, subNothing] = await Promise.all([
+      cli(['status', '--bogus']),
+      cli(['synk', '--tenant', 'acme']),
+      cli(['sync']),
+      cli([]),
+      cli(['calls']),
+    ]);
+    expect(option.code, option.stderr).toBe(2);
+    expect(option.stderr).toContain("unknown option '--bogus'");
+    expect(command.code, command.stderr).toBe(2);
+    expect(command.stderr).toContain("unknown command 'synk'");
+    expect(command.stderr).toContain('(Did you mean sync?)');
+    expect(required.code, required.stderr).toBe(2);
+    expect(required.stderr).toContain("required option '--tenant <id>' not specified");
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('Usage: collections-sync');
+    expect(subNothing.code).toBe(2);
+    expect(subNothing.stderr).toContain('Usage: collections-sync calls');
+  });
+
+  it('prints the version of package.json with --version and -V, exit 0', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const [long, short] = await Promise.all([cli(['--version']), cli(['-V'])]);
+    for (const r of [long, short]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe(pkg.version);
+    }
+  });
+});
