@@ -25,6 +25,7 @@ import { uuid as uuidSchema } from '../../collections/schemas.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { enqueueCampaign, enqueueSingleCall } from '../../queues/index.js';
 import { out, parseDateOption, requireTenant, UsageError, withRuntime, type Runtime } from '../runtime.js';
+import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
 function withCalls<T>(fn: (rt: Runtime, calls: CallStores) => Promise<T>): Promise<T> {
   return withRuntime((rt) => fn(rt, createCallStores(rt.app.redis, rt.env.KEY_PREFIX, { cooldownMs: rt.env.CALL_COOLDOWN_HOURS * 3_600_000 })));
@@ -118,13 +119,28 @@ async function readList(path: string, tenant: TenantConfig, campaignId: string, 
   return { targets: parsed.targets, notes };
 }
 
-async function finish(calls: CallStores, id: string, o: { wait?: boolean; json?: boolean }, queued: string): Promise<number> {
+async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: boolean; keepWaiting?: boolean; json?: boolean }, queued: string): Promise<number> {
   if (!o.wait) {
     if (o.json) out(JSON.stringify({ campaignId: id, status: 'queued' }));
     else out(`${queued}; a worker runs it. Follow it with: collections-sync calls report --campaign ${id}`);
     return 0;
   }
-  await waitForCampaign(calls.store, id);
+  const watch = watchForWorker(rt.app.queues.calls, {
+    where: `${safeRedisUrl(rt.env.REDIS_URL)}, KEY_PREFIX ${rt.env.KEY_PREFIX}`,
+    keepWaiting: o.keepWaiting ?? false,
+    say: (line) => process.stderr.write(`collections-sync: ${line}\n`),
+  });
+  try {
+    await waitForCampaign(calls.store, id, { signal: watch.signal });
+  } catch (err) {
+    if (!(err instanceof NoWorkerError)) throw err;
+    process.stderr.write(`collections-sync: ${err.message}\n`);
+    if (o.json) out(JSON.stringify({ campaignId: id, status: 'queued', waited: false, reason: 'no worker' }));
+    else out(`${queued}; not waited for. Follow it with: collections-sync calls report --campaign ${id}`);
+    return 1;
+  } finally {
+    watch.stop();
+  }
   const report = await calls.store.report(id);
   if (!report) throw new Error(`campaign ${id} vanished`);
   printReport(report, o.json);
@@ -146,11 +162,13 @@ export type CampaignOptions = SettingFlags & {
   skipBadRows?: boolean;
   dryRun?: boolean;
   wait?: boolean;
+  keepWaiting?: boolean;
   json?: boolean;
 };
 
 export async function campaign(o: CampaignOptions): Promise<number> {
-  return withCalls(async ({ app }, stores) => {
+  return withCalls(async (rt, stores) => {
+    const { app } = rt;
     const tenant = requireTenant(app, o.tenant);
     if ((o.list === undefined) === (o.overdueDays === undefined)) throw new UsageError('give --overdue-days (a selection of overdue invoices) or --list FILE, one of them');
     if (o.delimiter !== undefined && o.list === undefined) throw new UsageError('--delimiter goes with --list FILE');
@@ -167,12 +185,13 @@ export async function campaign(o: CampaignOptions): Promise<number> {
       const asOf = o.asOf === undefined ? undefined : parseDateOption(o.asOf, '--as-of');
       await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'overdue', criteria: { overdueDays, minAmount, ...(asOf ? { asOf } : {}) } } });
     }
-    return finish(stores, campaignId, { wait: Boolean(o.wait || o.dryRun), ...(o.json !== undefined ? { json: o.json } : {}) }, `queued campaign ${campaignId}`);
+    return finish(rt, stores, campaignId, { wait: Boolean(o.wait || o.dryRun), keepWaiting: o.keepWaiting ?? false, json: o.json ?? false }, `queued campaign ${campaignId}`);
   });
 }
 
-export async function one(o: { tenant: string; contactUuid: string; wait?: boolean; json?: boolean }): Promise<number> {
-  return withCalls(async ({ app }, stores) => {
+export async function one(o: { tenant: string; contactUuid: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }): Promise<number> {
+  return withCalls(async (rt, stores) => {
+    const { app } = rt;
     const tenant = requireTenant(app, o.tenant);
     if (!uuidSchema.safeParse(o.contactUuid).success) throw new UsageError(`--contact-uuid must be a UUID (got "${o.contactUuid}")`);
     const wanted = o.contactUuid.toLowerCase();
@@ -187,7 +206,7 @@ export async function one(o: { tenant: string; contactUuid: string; wait?: boole
     if (!phone.ok) throw new UsageError(`contact ${o.contactUuid} (${found.name}) has no usable number: ${phone.reason}`);
     const campaignId = newCampaignId('one');
     await enqueueSingleCall(app.queues.calls, stores.store, { tenantId: tenant.id, campaignId, contactUuid: o.contactUuid, requestedAt: Date.now() });
-    return finish(stores, campaignId, o, `queued a call to ${found.name} (${phone.e164}) as ${campaignId}`);
+    return finish(rt, stores, campaignId, o, `queued a call to ${found.name} (${phone.e164}) as ${campaignId}`);
   });
 }
 

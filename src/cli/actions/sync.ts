@@ -3,13 +3,14 @@ import { requestSync, type SyncMode } from '../../queues/index.js';
 import { waitForRun, type RunRecord } from '../../state/index.js';
 import { describeCounts, recordsDone, runProgress } from '../progress.js';
 import { openRuntime, out, parseDateOption, requireTenant } from '../runtime.js';
+import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
 /** Exit codes of a waited run: 0 succeeded, 3 partial (some records dead-lettered), 1 failed. */
 export function exitCodeOf(run: RunRecord): number {
   return run.outcome === 'succeeded' ? 0 : run.outcome === 'partial' ? 3 : 1;
 }
 
-async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { since?: string; wait?: boolean; json?: boolean }): Promise<number> {
+async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { since?: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }): Promise<number> {
   const rt = await openRuntime('producer');
   try {
     requireTenant(rt.app, tenantId);
@@ -21,7 +22,23 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
     }
     const lastFinished = (await rt.app.stores.runs.recent(tenantId, 10)).find((r) => r.outcome !== undefined && r.startedAt < requestedAt);
     const progress = opts.json ? undefined : runProgress(`${tenantId} ${mode}`, lastFinished ? recordsDone(lastFinished.counts) : 0);
-    const run = await waitForRun(rt.app.stores.runs, tenantId, { mode, requestedAt, onProgress: (r) => progress?.update(r) });
+    const watch = watchForWorker(rt.app.queues.sync, {
+      where: `${safeRedisUrl(rt.env.REDIS_URL)}, KEY_PREFIX ${rt.env.KEY_PREFIX}`,
+      keepWaiting: opts.keepWaiting ?? false,
+      say: (line) => process.stderr.write(`collections-sync: ${line}\n`),
+    });
+    let run: RunRecord;
+    try {
+      run = await waitForRun(rt.app.stores.runs, tenantId, { mode, requestedAt, signal: watch.signal, onProgress: (r) => progress?.update(r) });
+    } catch (err) {
+      if (!(err instanceof NoWorkerError)) throw err;
+      progress?.stop();
+      process.stderr.write(`collections-sync: ${err.message}\n`);
+      if (opts.json) out(JSON.stringify({ tenant: tenantId, mode, jobId, requestedAt, status: 'queued', waited: false, reason: 'no worker' }));
+      return 1;
+    } finally {
+      watch.stop();
+    }
     progress?.update(run);
     progress?.stop();
     if (opts.json) out(JSON.stringify(run));
@@ -42,6 +59,7 @@ export interface SyncOptions {
   full?: boolean;
   since?: string;
   wait?: boolean;
+  keepWaiting?: boolean;
   json?: boolean;
 }
 

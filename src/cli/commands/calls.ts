@@ -28,7 +28,8 @@ export function registerCalls(program: Command): void {
       .option('--delimiter <char>', 'with a .csv/.tsv list: , ; | or tab (default: taken from the header line)')
       .option('--skip-bad-rows', 'with --list: call the good rows when some are bad')
       .option('--dry-run', 'show who would be called and who is left out; reserve and call nothing')
-      .option('--wait', 'wait for the campaign and print its report; exit 0 all called, 3 unknown or failed outcomes, 1 failed')
+      .option('--wait', 'wait for the campaign and print its report; exit 0 all called, 3 unknown or failed outcomes, 1 failed (or no worker running)')
+      .option('--keep-waiting', 'with --wait or --dry-run: go on waiting when no worker is running yet (default: say so and exit 1)')
       .option('--json', 'machine-readable output'),
   ).action(async (o: CampaignOptions) => {
     process.exitCode = await (await actions()).campaign(o);
@@ -40,8 +41,9 @@ export function registerCalls(program: Command): void {
     .requiredOption('--tenant <id>', 'tenant id from the tenants file')
     .requiredOption('--contact-uuid <uuid>', 'the service uuid of the contact')
     .option('--wait', 'wait for the call request and print its outcome')
+    .option('--keep-waiting', 'with --wait: go on waiting when no worker is running yet (default: say so and exit 1)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { tenant: string; contactUuid: string; wait?: boolean; json?: boolean }) => {
+    .action(async (o: { tenant: string; contactUuid: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }) => {
       process.exitCode = await (await actions()).one(o);
     });
 

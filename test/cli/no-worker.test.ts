@@ -1,0 +1,95 @@
+/**
+ * `--wait` with no worker consuming the queue (issue 12): the CLI says so within a few seconds and exits 1,
+ * the job stays queued; with --keep-waiting it says so once and waits for a worker, then for the run.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker, type RunningWorker } from '../../src/worker.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+interface Child {
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** Resolves when stderr has shown this text. */
+  stderrShows(text: string): Promise<void>;
+}
+
+describe('--wait with no worker running', () => {
+  let redis: TestRedis;
+  let rig: Rig;
+  let dir: string;
+  let env: Record<string, string>;
+  let worker: RunningWorker | undefined;
+  const cli = (args: string[]): Child => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const watchers: { text: string; resolve: () => void }[] = [];
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      for (const w of watchers.filter((x) => stderr.includes(x.text))) w.resolve();
+    });
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+    return {
+      done,
+      stderrShows: (text) =>
+        new Promise<void>((resolve, reject) => {
+          if (stderr.includes(text)) return resolve();
+          watchers.push({ text, resolve });
+          void done.then((r) => reject(new Error(`exited ${r.code} without showing "${text}": ${r.stderr}`)));
+        }),
+    };
+  };
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    dir = await mkdtemp(join(tmpdir(), 'cs-cli-noworker-'));
+    await mkdir(join(dir, 'data'));
+    const tenants = [{ id: 'acme', platform: { kind: 'file', path: join(dir, 'data') } }];
+    await writeFile(join(dir, 'tenants.json'), tenantsJson(tenants));
+    await writeFile(join(dir, 'list.json'), JSON.stringify([{ number: '0545000001', name: 'Noor' }]));
+    rig = await startRig({ redisUrl: redis.url, tenants, worker: false, logLevel: 'warn' });
+    env = rig.cliEnv(join(dir, 'tenants.json'));
+  });
+  afterAll(async () => {
+    await worker?.close(10_000);
+    await rig?.close();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sync --wait and calls campaign --wait say that no worker consumes the queue and exit 1; the jobs stay queued', async () => {
+    const [sync, campaign] = await Promise.all([
+      cli(['sync', '--tenant', 'acme', '--wait']).done,
+      cli(['calls', 'campaign', '--tenant', 'acme', '--list', join(dir, 'list.json'), '--wait']).done,
+    ]);
+    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.stderr).toContain(`no worker is consuming the sync queue (${env['REDIS_URL']}, KEY_PREFIX ${env['KEY_PREFIX']})`);
+    expect(sync.stderr).toContain('add --keep-waiting to wait for one');
+    expect(campaign.code, campaign.stderr).toBe(1);
+    expect(campaign.stderr).toContain('no worker is consuming the calls queue');
+    expect(campaign.stdout).toMatch(/queued campaign cmp-\S+; not waited for/);
+    expect((await rig.app.queues.sync.getJobCounts('waiting')).waiting).toBe(1);
+    expect((await rig.app.queues.calls.getJobCounts('waiting')).waiting).toBe(1);
+    expect(rig.sim.counters().requests['POST /ai/phone-calls/action/call-bulk']).toBeUndefined();
+  });
+
+  it('with --keep-waiting says so once, then waits for a worker and its run', async () => {
+    const child = cli(['sync', '--tenant', 'acme', '--wait', '--keep-waiting', '--json']);
+    await child.stderrShows('waiting for one (--keep-waiting)');
+    // Only now does a worker start: the CLI is still waiting, and gets its run.
+    worker = await startWorker(rig.app, { opsPort: -1, schedules: false, queues: ['sync', 'refreshToken'] });
+    const r = await child.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { outcome: string }).outcome).toBe('succeeded');
+    // What the CLI asks: a started worker is listed on its queue (BullMQ names its connections).
+    expect(await rig.app.queues.sync.getWorkersCount()).toBeGreaterThan(0);
+  });
+});
