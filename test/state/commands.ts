@@ -15,7 +15,8 @@ export async function watchCommands(url: string, client: Redis): Promise<Command
   const info = String(await client.call('CLIENT', 'INFO'));
   const addr = /(?:^|\s)addr=(\S+)/.exec(info)?.[1];
   if (!addr) throw new Error(`no addr in CLIENT INFO: ${info}`);
-  const monitor = await new Redis(url).monitor();
+  const base = new Redis(url);
+  const monitor = await base.monitor();
   let seen: string[][] = [];
   const waiters = new Map<string, () => void>();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -44,6 +45,7 @@ export async function watchCommands(url: string, client: Redis): Promise<Command
     },
     async close() {
       monitor.disconnect();
+      base.disconnect(); // else it reconnects, and logs errors, once the server is stopped
     },
   };
 }
