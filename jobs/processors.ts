@@ -31,6 +31,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
           pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
           ambiguousRecheckMs: 500,
           syncConcurrency: env.SYNC_CONCURRENCY,
+          inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
           runLockTtlMs: env.JOB_LOCK_MS,
         },
         shutdown,

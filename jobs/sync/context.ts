@@ -52,6 +52,8 @@ export class RunContext {
   readonly writer: StateWriter;
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly ended = new Map<string, number>();
+  /** Records of pages under way (platform id -> the page's end), so a record that needs one can wait for it. */
+  private readonly pagesUnderWay = new Map<string, Promise<void>>();
   private seq = 0;
 
   constructor(
@@ -120,7 +122,7 @@ export class RunContext {
       return await run;
     } finally {
       if (this.inFlight.get(k) === run) this.inFlight.delete(k);
-      // Remember when it ended; only the last few pages' worth matter (two pages are in flight at most).
+      // Remember when it ended; only the run's window of records under way matters (far fewer than kept here).
       this.ended.delete(k);
       this.ended.set(k, this.snapshot());
       if (this.ended.size > 20_000) {
@@ -128,6 +130,31 @@ export class RunContext {
         if (!oldest.done) this.ended.delete(oldest.value);
       }
     }
+  }
+
+  /**
+   * The records `ids` are being pushed by a page that ends with `done`: an invoice whose contact is one of them
+   * waits for it (`whenPushed`) instead of being set aside as waiting for an unmapped contact.
+   */
+  markUnderWay(entity: Entity, ids: readonly string[], done: Promise<void>): void {
+    for (const id of ids) this.pagesUnderWay.set(`${entity}\u0000${id}`, done);
+    const forget = (): void => {
+      for (const id of ids) {
+        const k = `${entity}\u0000${id}`;
+        if (this.pagesUnderWay.get(k) === done) this.pagesUnderWay.delete(k);
+      }
+    };
+    done.then(forget, forget);
+  }
+
+  /** Resolves once no page under way holds any of `ids` (at once when none does). */
+  async whenPushed(entity: Entity, ids: Iterable<string>): Promise<void> {
+    const waits = new Set<Promise<void>>();
+    for (const id of ids) {
+      const p = this.pagesUnderWay.get(`${entity}\u0000${id}`);
+      if (p) waits.add(p);
+    }
+    if (waits.size > 0) await Promise.allSettled([...waits]);
   }
 
   /** One request slot of the run's pool. */

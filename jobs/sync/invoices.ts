@@ -17,9 +17,12 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
   if (records.length === 0) return;
   const { stores, mirror } = ctx.services;
   const ids = records.map((r) => r.id);
+  const contactIds = [...new Set(records.map((r) => r.contactId))];
+  // Contacts of this page still being pushed by this run (the contact listing's last pages): wait for them.
+  await ctx.whenPushed('contacts', contactIds);
   const snapshot = ctx.snapshot();
   const [contactStates, states, totals] = await Promise.all([
-    stores.records.getMany(ctx.tenant, 'contacts', [...new Set(records.map((r) => r.contactId))]),
+    stores.records.getMany(ctx.tenant, 'contacts', contactIds),
     stores.records.getMany(ctx.tenant, 'invoices', ids),
     stores.paymentLedger.totals(ctx.tenant, ids),
   ]);

@@ -1,8 +1,11 @@
 /**
  * One sync run of one tenant: contacts, then invoices (an invoice needs its contact's uuid), then payments.
- * Pages stream from the adapter; two pages are pushed at once through the run's request pool so the pool
- * stays full across page boundaries; a checkpoint is saved when a page and every page before it are done,
- * and the cursor advances only when the whole listing of an entity is pushed or dead-lettered.
+ * Pages stream from the adapter into a window of records under way (RecordWindow): a page is pushed as soon
+ * as its records fit, so the run's request pool stays full across page boundaries, and the invoices start
+ * once the contact listing is read, while its last pages are still being pushed (an invoice whose contact is
+ * under way waits for it; one whose contact is not mapped waits in the pending store, as before). A
+ * checkpoint is saved when a page and every page before it of its entity are done (never past a record
+ * still under way), and an entity's cursor advances only when its whole listing is pushed or dead-lettered.
  */
 import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { checkRecord } from '../../src/platforms/records.js';
@@ -13,13 +16,19 @@ import { pushContacts } from './contacts.js';
 import { reportBad } from './dead-letters.js';
 import { drainPending, pushInvoices } from './invoices.js';
 import { pushPayments } from './payments.js';
+import { RecordWindow } from './window.js';
 
-/** A checkpoint: where a killed run resumes (the last page fully pushed). */
-export interface RunCheckpoint {
-  entity: Entity;
+/** Where an entity's listing resumes: the page after the last one done with every page before it. */
+export interface ListingPosition {
   pageToken?: string;
   since?: Cursor;
   maxSeen?: Cursor;
+}
+
+/** A checkpoint: where a killed run resumes (the first entity not done; `next`, the one pushed beside it). */
+export interface RunCheckpoint extends ListingPosition {
+  entity: Entity;
+  next?: ListingPosition & { entity: Entity };
   counts: Record<string, number>;
 }
 
@@ -30,20 +39,77 @@ export interface RunOptions {
   onProgress?: (p: { entity: Entity; pages: number; records: number; counts: Record<string, number> }) => Promise<void>;
 }
 
-/** How many pages are pushed at once (their requests share the run's pool). */
-const PAGES_IN_FLIGHT = 2;
 /** A platform minute limit shorter than this is waited out in place; longer ones reschedule the run. */
 const MAX_INLINE_WAIT_MS = 5_000;
+/** Records under way per request slot of the pool (records decided without a request, Redis round trips). */
+const WINDOW_PER_SLOT = 16;
 
 export function entitiesOf(mode: RunContext['mode']): Entity[] {
   return mode === 'reconcile' ? ['invoices'] : [...ENTITIES];
 }
 
+/** How many records a run keeps under way: at least two pages, and enough to keep every request slot busy. */
+export function windowSize(pageSize: number, poolLimit: number): number {
+  return Math.max(2 * pageSize, WINDOW_PER_SLOT * poolLimit);
+}
+
+/** What the entities of one run share: the window, where each listing stands, the checkpoint writes. */
+class RunStreams {
+  readonly window: RecordWindow;
+  /** Entities under way, in run order, with the position a checkpoint resumes them from. */
+  private readonly positions = new Map<Entity, ListingPosition>();
+  private saving: Promise<void> = Promise.resolve();
+  /** The first failure of any entity: the others stop reading pages, and the run throws it. */
+  failure: { err: unknown } | undefined;
+
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  fail(err: unknown): void {
+    this.failure ??= { err };
+  }
+
+  constructor(
+    private readonly ctx: RunContext,
+    readonly order: Entity[],
+  ) {
+    this.window = new RecordWindow(windowSize(ctx.services.settings.pageSize, ctx.services.pool.limit));
+  }
+
+  begin(entity: Entity, at: ListingPosition): void {
+    this.positions.set(entity, at);
+  }
+
+  /** The entity's pages up to `at` are done: saves the checkpoint (in order: a later save never lands first). */
+  async moved(entity: Entity, at: ListingPosition): Promise<void> {
+    this.positions.set(entity, at);
+    await this.save();
+  }
+
+  /** The entity is done (cursor advanced); the checkpoint moves on to the entities still under way. */
+  async ended(entity: Entity): Promise<void> {
+    this.positions.delete(entity);
+    if (this.positions.size > 0) await this.save();
+  }
+
+  private save(): Promise<void> {
+    const under = this.order.filter((e) => this.positions.has(e));
+    const [first, second] = under;
+    if (first === undefined) return this.saving;
+    const checkpoint: RunCheckpoint = { entity: first, ...this.positions.get(first), counts: { ...this.ctx.counts } };
+    if (second !== undefined) checkpoint.next = { entity: second, ...this.positions.get(second) };
+    const { cursors } = this.ctx.services.stores;
+    this.saving = this.saving.then(() => cursors.saveCheckpoint(this.ctx.tenant, this.ctx.runId, first, checkpoint));
+    return this.saving;
+  }
+}
+
 export async function runSync(ctx: RunContext, options: RunOptions = {}): Promise<void> {
-  if (options.resumeFrom) Object.assign(ctx.counts, options.resumeFrom.counts);
+  const resume = options.resumeFrom;
+  if (resume) Object.assign(ctx.counts, resume.counts);
   if (ctx.mode !== 'reconcile') await adoptExisting(ctx);
   const entities = entitiesOf(ctx.mode);
-  const startAt = options.resumeFrom ? Math.max(0, entities.indexOf(options.resumeFrom.entity)) : 0;
   if (ctx.mode === 'replay') {
     for (const entity of entities) {
       await replayEntity(ctx, entity);
@@ -51,9 +117,38 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
     }
     return;
   }
-  for (const entity of entities.slice(startAt)) {
-    const resume = options.resumeFrom?.entity === entity ? options.resumeFrom : undefined;
-    await runEntity(ctx, entity, resume, options);
+  const order = entities.slice(resume ? Math.max(0, entities.indexOf(resume.entity)) : 0);
+  const streams = new RunStreams(ctx, order);
+  const startOf = async (entity: Entity): Promise<ListingPosition> => {
+    const saved = resume?.entity === entity ? resume : resume?.next?.entity === entity ? resume.next : undefined;
+    if (saved) {
+      return {
+        ...(saved.pageToken === undefined ? {} : { pageToken: saved.pageToken }),
+        ...(saved.since ? { since: saved.since } : {}),
+        ...(saved.maxSeen ? { maxSeen: saved.maxSeen } : {}),
+      };
+    }
+    const since = await sinceFor(ctx, entity, options.sinceDate);
+    return since ? { since } : {};
+  };
+  for (let i = 0; i < order.length; i += 1) {
+    const entity = order[i]!;
+    if (entity === 'contacts' && order[i + 1] === 'invoices') {
+      // The invoices start once every contact page is read; the last contact pages are still being pushed.
+      let listed!: () => void;
+      const contactsListed = new Promise<void>((resolve) => (listed = resolve));
+      const contacts = runEntity(ctx, streams, 'contacts', await startOf('contacts'), options, listed);
+      contacts.catch(() => undefined); // awaited below
+      await Promise.race([contactsListed, contacts]);
+      const invoices = runEntity(ctx, streams, 'invoices', await startOf('invoices'), options);
+      await Promise.allSettled([contacts, invoices]);
+      await contacts;
+      await invoices;
+      await drainPending(ctx);
+      i += 1;
+      continue;
+    }
+    await runEntity(ctx, streams, entity, await startOf(entity), options);
     if (entity === 'invoices') await drainPending(ctx);
   }
 }
@@ -65,54 +160,81 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
   return readFrom(state?.highWater, ctx.services.settings.lookbackMs);
 }
 
-async function runEntity(ctx: RunContext, entity: Entity, resume: RunCheckpoint | undefined, options: RunOptions): Promise<void> {
+/**
+ * Reads an entity's listing from `start` and pushes its pages through the run's window. `onListed` is called
+ * once the last page is read (its records may still be under way). Resolves when every page is done and the
+ * cursor has moved; on a failure, lets the pages under way end (their writes are idempotent), then throws.
+ */
+async function runEntity(
+  ctx: RunContext,
+  streams: RunStreams,
+  entity: Entity,
+  start: ListingPosition,
+  options: RunOptions,
+  onListed?: () => void,
+): Promise<void> {
   const { stores, settings } = ctx.services;
-  const since = resume ? resume.since : await sinceFor(ctx, entity, options.sinceDate);
-  let pageToken = resume?.pageToken;
-  let maxSeen = resume?.maxSeen;
+  const { window } = streams;
+  const since = start.since;
+  let pageToken = start.pageToken;
+  let maxSeen = start.maxSeen;
   let pages = 0;
   let records = 0;
-  const inFlight: { done: Promise<void>; nextToken: string | undefined; maxSeen: Cursor | undefined }[] = [];
-
-  const settle = async (): Promise<void> => {
-    const head = inFlight.shift();
-    if (!head) return;
-    await head.done;
-    pages += 1;
-    const checkpoint: RunCheckpoint = { entity, counts: { ...ctx.counts } };
-    if (head.nextToken !== undefined) checkpoint.pageToken = head.nextToken;
-    if (since) checkpoint.since = since;
-    if (head.maxSeen) checkpoint.maxSeen = head.maxSeen;
-    if (head.nextToken !== undefined) await stores.cursors.saveCheckpoint(ctx.tenant, ctx.runId, entity, checkpoint);
-    await options.onProgress?.({ entity, pages, records, counts: ctx.counts });
-  };
+  const fail = (err: unknown): void => streams.fail(err);
+  const underWay = new Set<Promise<void>>();
+  // Pages end in any order; this chain takes them in listing order, so a checkpoint never passes a page under way.
+  let settled: Promise<void> = Promise.resolve();
+  streams.begin(entity, start);
 
   try {
     for (;;) {
       ctx.throwIfAborted();
+      if (streams.failed) break;
       const page = await readPage(ctx, entity, { since, pageToken, pageSize: settings.pageSize });
-      records += page.records.length + page.bad.length;
+      const size = page.records.length + page.bad.length;
+      records += size;
       for (const r of page.records) {
         const c = { updatedAt: r.updatedAt, id: r.id };
         if (!maxSeen || compareCursor(c, maxSeen) > 0) maxSeen = c;
       }
+      await window.acquire(size);
+      if (streams.failed || ctx.signal.aborted) {
+        window.release(size);
+        break;
+      }
       const done = push(ctx, entity, page);
-      done.catch(() => undefined); // awaited in order below; never left unhandled
-      inFlight.push({ done, nextToken: page.nextPageToken, maxSeen });
-      while (inFlight.length >= PAGES_IN_FLIGHT) await settle();
-      if (page.nextPageToken === undefined) break;
+      underWay.add(done);
+      if (entity === 'contacts') ctx.markUnderWay('contacts', (page as Page<'contacts'>).records.map((r) => r.id), done);
+      done.then(
+        () => (underWay.delete(done), window.release(size)),
+        (err: unknown) => (underWay.delete(done), window.release(size), fail(err)),
+      );
+      const at: ListingPosition = { ...(page.nextPageToken === undefined ? {} : { pageToken: page.nextPageToken }), ...(since ? { since } : {}), ...(maxSeen ? { maxSeen } : {}) };
+      const last = page.nextPageToken === undefined;
+      settled = settled.then(async () => {
+        await done;
+        pages += 1;
+        // The last page is not a place to resume from: the entity ends next (the earlier checkpoint holds till then).
+        if (!last) await streams.moved(entity, at);
+        await options.onProgress?.({ entity, pages, records, counts: ctx.counts });
+      });
+      settled.catch(fail);
+      if (last) break;
       pageToken = page.nextPageToken;
     }
-    while (inFlight.length > 0) await settle();
   } catch (err) {
-    // Let the pages already under way end (their writes are idempotent) before the error leaves the run.
-    await Promise.allSettled(inFlight.map((p) => p.done));
-    throw err;
+    fail(err);
   }
+  if (!streams.failed && !ctx.signal.aborted) onListed?.();
+  await Promise.allSettled([...underWay]);
+  await settled.catch(() => undefined);
+  if (streams.failure) throw streams.failure.err;
+  ctx.throwIfAborted();
   if (maxSeen && (ctx.mode === 'incremental' || ctx.mode === 'full')) {
     await stores.cursors.advance(ctx.tenant, entity, maxSeen);
   }
   await clearFixedLines(ctx, entity);
+  await streams.ended(entity);
 }
 
 /**

@@ -26,7 +26,11 @@ export interface SyncProcessorDeps {
   tenant(id: string): TenantConfig | undefined;
   clientFor(tenant: TenantConfig): CollectionsClient;
   adapterFor(tenant: TenantConfig): PlatformAdapter;
-  settings: SyncSettings & { syncConcurrency: number; runLockTtlMs: number };
+  /**
+   * `syncConcurrency`: requests one run keeps in flight; undefined = the tenant's in-flight limit (its own
+   * `inFlightLimit`, else `inFlightLimit` here, TENANT_INFLIGHT_LIMIT), so one run can use the whole budget.
+   */
+  settings: SyncSettings & { syncConcurrency: number | undefined; inFlightLimit: number; runLockTtlMs: number };
   /** Aborted when the worker shuts down: runs stop at a page boundary and are picked up again. */
   shutdown: AbortSignal;
   metrics?: SyncMetrics & { run(tenant: string, outcome: string, seconds: number): void };
@@ -105,7 +109,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
       stores: deps.stores,
       mirror: deps.mirror,
       flags: deps.flags,
-      pool: new Pool(deps.settings.syncConcurrency),
+      pool: new Pool(deps.settings.syncConcurrency ?? tenant.inFlightLimit ?? deps.settings.inFlightLimit),
       settings: deps.settings,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     },

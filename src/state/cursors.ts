@@ -25,10 +25,15 @@ export const cursorStateSchema = z.object({
 });
 export type CursorState = z.infer<typeof cursorStateSchema>;
 
-export const checkpointDataSchema = z.object({
+const listingPositionSchema = z.object({
   pageToken: z.string().optional(),
   since: cursorSchema.optional(),
   maxSeen: cursorSchema.optional(),
+});
+
+export const checkpointDataSchema = listingPositionSchema.extend({
+  /** The entity pushed beside the checkpoint's own (invoices while the last contact pages end): where it resumes. */
+  next: listingPositionSchema.extend({ entity: z.enum(ENTITIES) }).optional(),
   counts: z.record(z.string(), z.number()),
 });
 export type CheckpointData = z.infer<typeof checkpointDataSchema>;
