@@ -9,6 +9,7 @@ import { parseArgs, plan, type SectionName } from './plan.js';
 import { machine, writeReport, type Report } from './report.js';
 import { printTable } from './table.js';
 import { runSyncSection } from './sections/sync.js';
+import { runNaiveSection } from './sections/naive.js';
 import { runScaleOutSection } from './sections/scale-out.js';
 import { runTokenSection } from './sections/tokens.js';
 import { runMemorySection } from './sections/memory.js';
@@ -28,6 +29,10 @@ async function main(): Promise<void> {
     if (want('sync')) {
       log('sync: first-sync throughput, resyncs, where the time goes');
       report.sections.sync = await runSyncSection(bench, p.sync);
+    }
+    if (want('naive')) {
+      log('naive: the worker against a plain undici loop on the same data (worker / naive)');
+      report.sections.naive = await runNaiveSection(bench, p.naive);
     }
     if (want('scaleOut')) {
       log('scale-out: worker processes on one Redis');

@@ -1,11 +1,12 @@
 /** The benchmark's command line and the sizes of each section in quick and full mode. */
 import type { FairnessConfig } from './sections/fairness.js';
 import type { MemoryConfig } from './sections/memory.js';
+import type { NaiveConfig } from './sections/naive.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'scaleOut', 'tokens', 'memory', 'fairness'] as const;
+export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -38,6 +39,7 @@ export interface Plan {
   /** What the mode takes on this machine (2 cores), stated up front. */
   expected: string;
   sync: SyncConfig;
+  naive: NaiveConfig;
   scaleOut: ScaleOutConfig;
   tokens: TokenConfig;
   memory: MemoryConfig;
@@ -49,6 +51,7 @@ export function plan(quick: boolean): Plan {
     return {
       expected: 'about 2 minutes',
       sync: { latencyMs: 20, concurrencies: [4, 16, 32], contactsPerSlot: 40, reference: 16 },
+      naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 1_280 },
       scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
       memory: { smallContacts: 100, factor: 50, syncConcurrency: 16 },
@@ -58,6 +61,7 @@ export function plan(quick: boolean): Plan {
   return {
     expected: 'about 5-6 minutes',
     sync: { latencyMs: 20, concurrencies: [4, 16, 32, 64], contactsPerSlot: 100, reference: 16 },
+    naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 3_200 },
     scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },
     memory: { smallContacts: 400, factor: 50, syncConcurrency: 16 },

@@ -5,6 +5,7 @@ import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { FairnessResult } from './sections/fairness.js';
 import type { MemoryResult } from './sections/memory.js';
+import type { NaiveResult } from './sections/naive.js';
 import type { ScaleOutResult } from './sections/scale-out.js';
 import type { SyncResult } from './sections/sync.js';
 import type { TokenResult } from './sections/tokens.js';
@@ -28,6 +29,7 @@ export interface Report {
   machine: Machine;
   sections: {
     sync?: SyncResult;
+    naive?: NaiveResult;
     scaleOut?: ScaleOutResult;
     tokens?: TokenResult;
     memory?: MemoryResult;

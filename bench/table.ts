@@ -8,7 +8,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, scaleOut, tokens, memory, fairness } = report.sections;
+  const { sync, naive, scaleOut, tokens, memory, fairness } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -25,6 +25,16 @@ export function tableRows(report: Report): Row[] {
     rows.push(['per record: Redis commands sent', `${n(sync.sources.sentPerRecord, 2)} (${top})`, '', '']);
     rows.push(['per record: Redis CPU / simulator CPU', `${n(p.redisCpuMsPerRecord, 2)} / ${n(p.simulatorCpuMsPerRecord, 2)} ms`, '', '']);
     rows.push(['per record: HTTP requests', n(p.httpRequestsPerRecord, 2), '', '']);
+  }
+  if (naive) {
+    for (const r of naive.rows) {
+      rows.push([
+        `first sync vs naive pusher, c=${naive.config.concurrency}, ${r.latencyMs} ms`,
+        `${n(r.worker.requestsPerS)} / ${n(r.naive.requestsPerS)} req/s (rec/s x${n(r.recordsRatio, 2)})`,
+        `>= ${n(r.goal, 1)} (worker / naive)`,
+        n(r.ratio, 2),
+      ]);
+    }
   }
   if (scaleOut) {
     for (const r of scaleOut.rows) {
