@@ -25,10 +25,15 @@ export function createRedis(url: string, role: 'worker' | 'producer', extra: Red
  */
 export async function connectRedis(client: Redis, url: string, options: { waitMs?: number; onRetry?: (err: Error) => void } = {}): Promise<Redis> {
   const deadline = Date.now() + (options.waitMs ?? 0);
+  // While connecting, failures come back through connect() and ping(); the client's own 'error' events say the same
+  // again, and without a listener ioredis prints each one to the console ("Unhandled error event").
+  const quiet = (): void => undefined;
+  client.on('error', quiet);
   for (let attempt = 1; ; attempt += 1) {
     try {
       if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await client.connect();
       await client.ping();
+      client.off('error', quiet);
       return client;
     } catch (err) {
       if (Date.now() < deadline) {
@@ -36,6 +41,7 @@ export async function connectRedis(client: Redis, url: string, options: { waitMs
         await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
         continue;
       }
+      client.off('error', quiet);
       client.disconnect();
       const safe = url.replace(/\/\/[^@/]*@/, '//***@');
       throw new Error(`cannot reach Redis at ${safe}: ${(err as Error).message}`, { cause: err });

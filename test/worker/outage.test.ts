@@ -1,0 +1,79 @@
+/**
+ * The worker process while its Redis is down (issue 12): SIGTERM still ends it, with one clear last line.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnWorker, type ChildWorker } from '../helpers/child-worker.js';
+import { freePort, spawnRedis, testPrefix, type SpawnedRedis } from '../helpers/redis.js';
+import { tenantsJson } from '../helpers/rig.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` until it holds (the test's own timeout bounds the wait). */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await sleep(25);
+}
+
+function lines(output: string): Array<Record<string, unknown>> {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('worker with Redis down', () => {
+  let redis: SpawnedRedis;
+  let folder: string;
+  let worker: ChildWorker | undefined;
+
+  beforeAll(async () => {
+    redis = await spawnRedis({ appendonly: false });
+    folder = await mkdtemp(join(tmpdir(), 'cs-outage-'));
+    await writeFile(join(folder, 'tenants.json'), tenantsJson([{ id: 'acme', platform: { kind: 'memory' } }]));
+  });
+  afterAll(async () => {
+    await worker?.kill9();
+    await redis?.stop();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('SIGTERM while Redis is unreachable ends the process, and the last line says how it stopped', async () => {
+    const w = spawnWorker({
+      REDIS_URL: redis.url,
+      KEY_PREFIX: testPrefix('outage'),
+      TENANTS_FILE: join(folder, 'tenants.json'),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    worker = w;
+    const exited = new Promise<number | null>((resolve) => w.process.once('exit', (code) => resolve(code)));
+    await until(() => w.output().includes('"worker started"'));
+    await redis.kill();
+    await until(() => /ECONNREFUSED|redis (connection|unreachable)|Redis is down/i.test(w.output()));
+    w.process.kill('SIGTERM');
+    const code = await exited;
+    const last = lines(w.output()).at(-1);
+    expect(last?.['msg'], w.output().slice(-3000)).toMatch(/^stopped/);
+    expect(code).not.toBeNull();
+  }, 120_000);
+
+  it('SIGTERM while the worker waits for Redis at start ends the process too', async () => {
+    const w = spawnWorker({
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      KEY_PREFIX: testPrefix('outage'),
+      TENANTS_FILE: join(folder, 'tenants.json'),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '1000',
+    });
+    worker = w;
+    const exited = new Promise<number | null>((resolve) => w.process.once('exit', (code) => resolve(code)));
+    await until(() => w.output().includes('"waiting for Redis"'));
+    w.process.kill('SIGTERM');
+    const code = await exited;
+    expect(lines(w.output()).at(-1)?.['msg'], w.output().slice(-3000)).toMatch(/^stopped: SIGTERM came while the worker was starting/);
+    expect(code).toBe(1);
+    expect(w.output()).not.toContain('Unhandled error event');
+  }, 120_000);
+});
