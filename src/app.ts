@@ -16,6 +16,7 @@ import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
 import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/index.js';
 import { connectRedis, createRedis } from './redis/connection.js';
+import { isConnectionError, RedisOutageLog } from './redis/outage.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
 import { RecordMirror } from './state/record-mirror.js';
@@ -41,6 +42,8 @@ export interface App {
   readonly flags: TenantFlags;
   readonly auth: Auth;
   readonly metrics: Metrics | undefined;
+  /** Where every Redis connection of the process reports connection errors (logged once per outage). */
+  readonly outage: RedisOutageLog;
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
   /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
@@ -65,8 +68,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     waitMs: options.role === 'worker' ? 60_000 : 0,
     onRetry: (err) => logger.warn({ err: err.message }, 'waiting for Redis'),
   });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
-  const queues = createQueues(redis, env.KEY_PREFIX, logger);
+  const outage = new RedisOutageLog(redis, logger, { repeatMs: env.REDIS_DOWN_LOG_EVERY_S * 1000 });
+  redis.on('error', (err: Error) => {
+    if (!isConnectionError(err)) logger.warn({ err: err.message }, 'redis connection error');
+  });
+  const queues = createQueues(redis, env.KEY_PREFIX, logger, (queue, err) => outage.report(queue, err));
   const stores = createStateStores(redis, env.KEY_PREFIX);
   const mirror = new RecordMirror(redis, env.KEY_PREFIX);
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
@@ -84,6 +90,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     ...(authMetrics ? { metrics: authMetrics } : {}),
     ...(options.authHooks ? { hooks: options.authHooks } : {}),
+    onConnectionError: (err) => outage.report('auth', err),
   });
   const agent = new Agent({
     keepAliveTimeout: 30_000,
@@ -115,6 +122,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     flags,
     auth,
     metrics,
+    outage,
     tenant: (id) => byId.get(id),
     tenants: () => [...byId.values()],
     setTenants(file) {
@@ -165,6 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await auth.close();
       await closeQueues(queues);
       await agent.close().catch(() => undefined);
+      outage.close();
       redis.disconnect();
     },
   };

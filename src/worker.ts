@@ -65,7 +65,9 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   let lastActivity = Date.now();
 
   const track = (worker: Worker, queue: string): void => {
-    worker.on('error', (err) => logger.error({ queue, err: err.message }, 'worker error'));
+    worker.on('error', (err) => {
+      if (!app.outage.report(queue, err)) logger.error({ queue, err: err.message }, 'worker error');
+    });
     worker.on('active', () => (lastActivity = Date.now()));
     worker.on('completed', () => {
       lastActivity = Date.now();

@@ -49,6 +49,8 @@ export interface CreateAuthOptions {
   /** Default: src/collections/token.ts's requestToken. */
   requestToken?: RequestTokenFn;
   hooks?: RefresherHooks;
+  /** Sees the subscriber's connection errors first; true when it dealt with one (else it is logged here). */
+  onConnectionError?: (err: Error) => boolean;
 }
 
 export interface Auth {
@@ -68,7 +70,9 @@ export function createAuth(o: CreateAuthOptions): Auth {
   const metrics = o.metrics ?? noopAuthMetrics;
   const logger = o.logger.child({ component: 'auth' });
   const subscriber = o.subscriber ?? o.redis.duplicate();
-  subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'auth: subscriber connection error'));
+  subscriber.on('error', (err: Error) => {
+    if (!o.onConnectionError?.(err)) logger.warn({ err: err.message }, 'auth: subscriber connection error');
+  });
   const wakeups = new AuthWakeups(subscriber, logger, o.subscriber === undefined);
   const refresher = new TokenRefresher({
     redis: o.redis,

@@ -67,6 +67,8 @@ export const envSchema = z.object({
   /** Port of /healthz, /readyz and /metrics (0 = off). */
   OPS_PORT: int(9464, 0, 65_535),
   SHUTDOWN_TIMEOUT_MS: int(25_000, 1_000, 600_000),
+  /** While Redis is unreachable, how often the log says it still is (the outage's start and end are logged once). */
+  REDIS_DOWN_LOG_EVERY_S: int(300, 1, 86_400),
   /** How long a job (and a tenant's run lock) stays owned by a worker that stopped answering (crash, kill -9). */
   JOB_LOCK_MS: int(30_000, 1_000, 600_000),
   /** A second call to the same number within this many hours is refused. */

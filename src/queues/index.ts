@@ -24,10 +24,16 @@ export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
 
 export type Queues = Record<keyof typeof QUEUES, Queue>;
 
-export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger): Queues {
+/**
+ * The queues. `onError` sees each queue error first and returns true when it has dealt with it (the process's
+ * Redis outage log takes connection errors); the rest are logged here.
+ */
+export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger, onError?: (queue: string, err: Error) => boolean): Queues {
   const make = (name: QueueName): Queue => {
     const queue = new Queue(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-    queue.on('error', (err) => logger.error({ queue: name, err: err.message }, 'queue error'));
+    queue.on('error', (err) => {
+      if (!onError?.(name, err)) logger.error({ queue: name, err: err.message }, 'queue error');
+    });
     return queue;
   };
   return {

@@ -39,7 +39,43 @@ describe('worker with Redis down', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
+  it('an outage is logged once when it starts and once when it ends; /readyz says 503 meanwhile', async () => {
+    const port = await freePort();
+    const w = spawnWorker({
+      OPS_PORT: String(port),
+      REDIS_URL: redis.url,
+      KEY_PREFIX: testPrefix('outage'),
+      TENANTS_FILE: join(folder, 'tenants.json'),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    worker = w;
+    await until(() => w.output().includes('"worker started"'));
+    const readyz = async (): Promise<number> => (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
+    expect(await readyz()).toBe(200);
+    const before = lines(w.output()).length;
+    await redis.kill();
+    // Let the outage last: three readiness probes (each waits up to 1 s for Redis) that answer 503.
+    for (let seen = 0; seen < 3; ) if ((await readyz()) === 503) seen += 1;
+    await redis.start();
+    await until(() => w.output().includes('"Redis reachable again"'));
+    while ((await readyz()) !== 200) await sleep(100);
+    await w.stop();
+    const during = lines(w.output()).slice(before);
+    const msgs = during.map((l) => String(l['msg']));
+    const report = msgs.join('\n');
+    expect(msgs.filter((m) => m.startsWith('Redis unreachable')), report).toHaveLength(1);
+    expect(msgs.filter((m) => m === 'Redis reachable again'), report).toHaveLength(1);
+    // Nothing per error: no 'worker error', 'queue error', 'redis connection error', 'auth: subscriber connection error'.
+    expect(during.filter((l) => new RegExp(`:${redis.port}\\b|Connection is closed`).test(JSON.stringify(l['err'] ?? ''))).map((l) => l['msg']), report).toEqual([
+      expect.stringMatching(/^Redis unreachable/),
+    ]);
+    const up = during.find((l) => l['msg'] === 'Redis reachable again');
+    expect(up?.['errors']).toBeGreaterThan(0);
+  }, 120_000);
+
   it('SIGTERM while Redis is unreachable ends the process, and the last line says how it stopped', async () => {
+    await redis.start();
     const w = spawnWorker({
       REDIS_URL: redis.url,
       KEY_PREFIX: testPrefix('outage'),
