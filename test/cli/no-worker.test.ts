@@ -85,7 +85,7 @@ describe('--wait with no worker running', () => {
     const child = cli(['sync', '--tenant', 'acme', '--wait', '--keep-waiting', '--json']);
     await child.stderrShows('waiting for one (--keep-waiting)');
     // Only now does a worker start: the CLI is still waiting, and gets its run.
-    worker = await startWorker(rig.app, { opsPort: -1, schedules: false, queues: ['sync', 'refreshToken'] });
+    worker = await startWorker(rig.app, { opsPort: 0, schedules: false, queues: ['sync', 'refreshToken'] });
     const r = await child.done;
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as { outcome: string }).outcome).toBe('succeeded');
