@@ -65,6 +65,16 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
         lockTtlMs: env.JOB_LOCK_MS,
         shutdown,
+        ...(metrics
+          ? {
+              metrics: {
+                request: (tenant, outcome, numbersPlaced) => {
+                  metrics.callRequests.inc({ tenant, outcome });
+                  if (numbersPlaced > 0) metrics.callNumbersPlaced.inc({ tenant }, numbersPlaced);
+                },
+              },
+            }
+          : {}),
       }),
   };
 }

@@ -7,6 +7,7 @@ import { watchFile, unwatchFile } from 'node:fs';
 import { Worker, type Job } from 'bullmq';
 import { createProcessors } from '../jobs/processors.js';
 import type { App } from './app.js';
+import { CampaignStore } from './calls/index.js';
 import { loadTenants } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
@@ -146,13 +147,20 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     return { ready: Object.values(checks).every((c) => c.ok), checks };
   };
 
+  const campaigns = new CampaignStore(app.redis, env.KEY_PREFIX);
   const beforeScrape = async (): Promise<void> => {
     if (!metrics) return;
     for (const [name, queue] of Object.entries(app.queues)) {
       const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ queue: name, state }, n);
     }
+    // Per-tenant gauges start afresh at each scrape: a tenant gone from the tenants file leaves them.
+    for (const gauge of [metrics.deadLetters, metrics.pendingInvoices, metrics.callUnknownOutcomes]) gauge.reset();
     for (const t of app.tenants()) {
+      const [dead, pending, unknown] = await Promise.all([app.stores.deadLetters.counts(t.id), app.stores.pending.count(t.id), campaigns.countUnknown(t.id)]);
+      for (const entity of ENTITIES) metrics.deadLetters.set({ tenant: t.id, entity }, dead.byEntity[entity]);
+      metrics.pendingInvoices.set({ tenant: t.id }, pending);
+      metrics.callUnknownOutcomes.set({ tenant: t.id }, unknown);
       for (const entity of ENTITIES) {
         const c = await app.stores.cursors.get(t.id, entity);
         if (c?.highWater) metrics.cursorLagSeconds.set({ tenant: t.id, entity }, (Date.now() - Date.parse(c.highWater.updatedAt)) / 1000);

@@ -22,7 +22,7 @@ import { byJobName, campaignMetaOf, defineProcessor, hopeless, reschedule, type 
 import { RedisLock } from '../../src/redis/lock.js';
 import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { makePlan, type PlanSource } from './planner.js';
-import { CampaignRun, NotSent } from './requests.js';
+import { CampaignRun, NotSent, type CallMetrics } from './requests.js';
 
 export interface CallsProcessorDeps {
   logger: Logger;
@@ -37,6 +37,7 @@ export interface CallsProcessorDeps {
   lockTtlMs: number;
   /** Aborted on shutdown: the campaign stops between requests and is picked up again. */
   shutdown: AbortSignal;
+  metrics?: CallMetrics;
 }
 
 export interface CampaignSummary {
@@ -121,7 +122,8 @@ async function planOnce(deps: CallsProcessorDeps, { id, data, tenant, client, st
 /** The planned requests, in order; a shutdown stops between two and reschedules the job. */
 async function sendRequests(deps: CallsProcessorDeps, { id, tenant, client, stores, log }: Campaign, settings: CallSettings, attempt: JobAttempt<CampaignSummary>): Promise<CampaignSummary> {
   const { store, callLedger } = stores;
-  const run = new CampaignRun({ store, callLedger, client, tenant: tenant.id, id, settings, owner: ownerOf(attempt.job, attempt.token), log });
+  const owner = ownerOf(attempt.job, attempt.token);
+  const run = new CampaignRun({ store, callLedger, client, tenant: tenant.id, id, settings, owner, log, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
   // A request that did not reach the service is retried by the job; once the job gives up, so does the rest.
   attempt.onLastAttempt(async (err) => {
     if (!(err instanceof NotSent)) return undefined;

@@ -50,6 +50,14 @@ export class NotSent extends Error {
   }
 }
 
+/** What happened to one call request (snake_cased as a metric label). */
+export type CallRequestOutcome = 'sent' | 'unknown' | 'failed' | 'notSent' | 'skipped' | 'cancelled';
+
+/** The hook the worker turns into metrics: each request's outcome, and how many numbers a sent one placed. */
+export interface CallMetrics {
+  request(tenant: string, outcome: CallRequestOutcome, numbersPlaced: number): void;
+}
+
 export interface RunDeps {
   store: CampaignStore;
   callLedger: CallLedger;
@@ -60,11 +68,16 @@ export interface RunDeps {
   settings: CallSettings;
   owner: string;
   log: Logger;
+  metrics?: CallMetrics;
 }
 
 /** The requests of one campaign, run in order by the lock holder. */
 export class CampaignRun {
   constructor(private readonly d: RunDeps) {}
+
+  private count(outcome: CallRequestOutcome, numbersPlaced = 0): void {
+    this.d.metrics?.request(this.d.tenant, outcome, numbersPlaced);
+  }
 
   /** Runs every request still to run; `shouldStop` is asked before each (true: stop for a shutdown). */
   async all(o: { shouldStop: () => boolean }): Promise<'done' | 'cancelled' | 'stopped'> {
@@ -95,6 +108,7 @@ export class CampaignRun {
       const entries = (await this.entriesOf(rec)).filter((e) => e.state === 'planned');
       await this.d.callLedger.release(this.d.tenant, this.d.id, rec.index, entries.map((e) => e.number));
       await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state, reason, at: now })));
+      this.count(state);
     }
   }
 
@@ -113,6 +127,7 @@ export class CampaignRun {
       // The earlier run recorded the answer but stopped before closing the request.
       await this.d.callLedger.called(this.d.tenant, this.d.id, rec.index, sent);
       await this.d.store.putRequest(this.d.id, { ...rec, state: 'sent', updatedAt: now });
+      this.count('sent', sent.length);
       rec.state = 'sent';
       return;
     }
@@ -137,6 +152,7 @@ export class CampaignRun {
     const numbers = going.map((e) => e.number);
     if (going.length === 0) {
       await store.transition(id, 'planned', { ...rec, state: 'skipped', sent: [], updatedAt: now });
+      this.count('skipped');
       return;
     }
     let body: { kind: 'bulk'; value: Parameters<CollectionsClient['bulkCall']>[0] } | { kind: 'single'; value: { contactUuid: string } };
@@ -161,6 +177,7 @@ export class CampaignRun {
       const at = Date.now();
       if (v.kind === 'retry') {
         await store.transition(id, 'sending', { ...rec, state: 'planned', updatedAt: at });
+        this.count('notSent');
         throw new NotSent(err, v.message);
       }
       if (v.kind === 'unknown') {
@@ -180,6 +197,7 @@ export class CampaignRun {
     }));
     await callLedger.called(tenant, id, rec.index, numbers, at);
     await store.putRequest(id, { ...sending, state: 'sent', updatedAt: at });
+    this.count('sent', numbers.length);
     log.info({ request: rec.index, numbers: numbers.length, status: result.status }, 'call request sent');
   }
 
@@ -188,11 +206,13 @@ export class CampaignRun {
     await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'unknown' as const, reason: v.message, at })));
     await this.d.store.addUnknown(this.d.tenant, this.d.id, numbers);
     await this.d.store.putRequest(this.d.id, { ...rec, state: 'unknown', error: { code: v.code, message: v.message }, updatedAt: at });
+    this.count('unknown');
   }
 
   private async failed(rec: RequestRecord, numbers: string[], entries: EntryRecord[], v: { code: string; message: string }, at: number): Promise<void> {
     await this.d.callLedger.release(this.d.tenant, this.d.id, rec.index, numbers);
     await this.d.store.putEntries(this.d.id, entries.map((e) => ({ ...e, state: 'failed' as const, reason: v.message, at })));
     await this.d.store.putRequest(this.d.id, { ...rec, state: 'failed', error: { code: v.code, message: v.message }, updatedAt: at });
+    this.count('failed');
   }
 }

@@ -194,6 +194,11 @@ export class CampaignStore {
     if (numbers.length > 0) await this.redis.srem(this.tk(tenant, 'unknown'), ...numbers.map((n) => `${id} ${n}`));
   }
 
+  /** How many unknown outcomes of a tenant wait for an operator (one SCARD). */
+  async countUnknown(tenant: string): Promise<number> {
+    return this.redis.scard(this.tk(tenant, 'unknown'));
+  }
+
   /** Unknown outcomes of a tenant waiting for an operator, grouped by campaign. */
   async unknownOf(tenant: string): Promise<Map<string, string[]>> {
     const members = await this.redis.smembers(this.tk(tenant, 'unknown'));

@@ -28,6 +28,14 @@ export interface Metrics {
   gateWaitSeconds: Histogram;
   queueDepth: Gauge<'queue' | 'state'>;
   cursorLagSeconds: Gauge<'tenant' | 'entity'>;
+  /** Call requests (one bulk or single call each) by tenant and outcome: sent, unknown, failed, not_sent, skipped, cancelled. */
+  callRequests: OutcomeCounter<'tenant' | 'outcome'>;
+  /** Numbers in call requests the service accepted. */
+  callNumbersPlaced: Counter<'tenant'>;
+  /** Set at scrape time, per tenant: unknown call outcomes waiting for an operator, dead letters, pending invoices. */
+  callUnknownOutcomes: Gauge<'tenant'>;
+  deadLetters: Gauge<'tenant' | 'entity'>;
+  pendingInvoices: Gauge<'tenant'>;
 }
 
 /** `deadLettered` → `dead_lettered`; words already in snake_case or lower case stay as they are. */
@@ -96,5 +104,22 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       labelNames: ['tenant', 'entity'],
       registers: r,
     }),
+    callRequests: outcomeCounter(
+      new Counter({
+        name: 'collections_sync_call_requests_total',
+        help: 'Call requests by tenant and outcome (sent, unknown, failed, not_sent, skipped, cancelled)',
+        labelNames: ['tenant', 'outcome'],
+        registers: r,
+      }),
+    ),
+    callNumbersPlaced: new Counter({ name: 'collections_sync_call_numbers_placed_total', help: 'Numbers in call requests the service accepted', labelNames: ['tenant'], registers: r }),
+    callUnknownOutcomes: new Gauge({
+      name: 'collections_sync_call_unknown_outcomes',
+      help: 'Numbers called with an unknown outcome, waiting for an operator to confirm or release them',
+      labelNames: ['tenant'],
+      registers: r,
+    }),
+    deadLetters: new Gauge({ name: 'collections_sync_dead_letters', help: 'Dead letters by tenant and entity', labelNames: ['tenant', 'entity'], registers: r }),
+    pendingInvoices: new Gauge({ name: 'collections_sync_pending_invoices', help: 'Invoices waiting for their contact, by tenant', labelNames: ['tenant'], registers: r }),
   };
 }

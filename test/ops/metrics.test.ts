@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCallStores, newCampaignId, parseCallList, resolveUnknown, waitForCampaign } from '../../src/calls/index.js';
 import { createMetrics } from '../../src/ops/metrics.js';
+import { enqueueCampaign } from '../../src/queues/index.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import type { SimulatorCounters } from '../../src/simulator/index.js';
@@ -31,6 +33,11 @@ const FAMILIES = [
   'collections_sync_queue_jobs',
   'collections_sync_cursor_lag_seconds',
   'collections_sync_build_info',
+  'collections_sync_call_requests_total',
+  'collections_sync_call_numbers_placed_total',
+  'collections_sync_call_unknown_outcomes',
+  'collections_sync_dead_letters',
+  'collections_sync_pending_invoices',
 ];
 
 describe('the ops port', () => {
@@ -38,6 +45,7 @@ describe('the ops port', () => {
   let rig: Rig;
   let folder: string;
   let base: string;
+  let data: ReturnType<typeof sampleData>;
 
   const scrape = async (): Promise<{ text: string; families: Map<string, Family>; type: string | null }> => {
     const res = await fetch(`${base}/metrics`);
@@ -49,11 +57,15 @@ describe('the ops port', () => {
   beforeAll(async () => {
     redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-ops-metrics-'));
-    const data = sampleData({ contacts: 120, seed: 11, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
+    data = sampleData({ contacts: 120, seed: 11, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
     await writeNdjson(join(folder, 'invoices.ndjson'), data.invoices);
     await writeNdjson(join(folder, 'payments.ndjson'), data.payments);
-    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], worker: { opsPort: 'random' } });
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [{ id: 'acme', platform: { kind: 'file', path: folder }, extra: { calls: { defaultRegion: 'SA', requestSize: 1 } } }],
+      worker: { opsPort: 'random' },
+    });
     const port = rig.worker?.ops?.port;
     if (port === undefined) throw new Error('the ops server did not start');
     base = `http://127.0.0.1:${port}`;
@@ -126,6 +138,45 @@ describe('the ops port', () => {
     expect(body.ready).toBe(true);
     expect(body.checks['redis']?.ok).toBe(true);
     expect(body.checks['workers']?.ok).toBe(true);
+  });
+
+  it('moves the call, dead-letter and pending-invoice families with a sync and a campaign (issue 16)', async () => {
+    const before = (await scrape()).families;
+    const tenant = { tenant: 'acme' };
+    // A contact the record format refuses (a dead letter) and an invoice of a contact nobody knows (pending).
+    const invoice = data.invoices[0];
+    if (!invoice) throw new Error('the sample has no invoice');
+    await appendFile(join(folder, 'contacts.ndjson'), `${JSON.stringify({ id: 'NO-NAME', updatedAt: '2026-11-10T00:00:00.000Z' })}\n`);
+    await appendFile(join(folder, 'invoices.ndjson'), `${JSON.stringify({ ...invoice, id: 'WAITS', contactId: 'NOBODY', updatedAt: '2026-11-10T00:00:00.000Z' })}\n`);
+    const run = await rig.sync('acme');
+    expect(run.counts, JSON.stringify(run.counts)).toMatchObject({ 'contacts.badRecords': 1 }); // dead-lettered by its place
+    expect(run.counts['invoices.pending']).toBe(1);
+
+    // Three numbers, one request each; the service commits the first and the answer is lost: unknown.
+    const calls = createCallStores(rig.app.redis, rig.env.KEY_PREFIX, { cooldownMs: rig.env.CALL_COOLDOWN_HOURS * 3_600_000 });
+    const campaignId = newCampaignId('cmp');
+    const list = parseCallList('number\n0547000001\n0547000002\n0547000003\n', 'csv', { tenant: 'acme', campaignId, region: 'SA' });
+    expect(list.errors).toEqual([]);
+    rig.sim.setFaults({ script: [{ route: 'POST /ai/phone-calls/action/call-bulk', fault: 'drop', count: 1 }] });
+    await enqueueCampaign(rig.app.queues.calls, calls.store, { tenantId: 'acme', campaignId, requestedAt: Date.now(), overrides: {}, dryRun: false, source: { kind: 'list' } }, list.targets);
+    await waitForCampaign(calls.store, campaignId, { timeoutMs: 30_000, pollMs: 50 });
+
+    const after = (await scrape()).families;
+    const moved = (name: string, labels: Record<string, string>): number => sumOf(after, name, labels) - sumOf(before, name, labels);
+    expect(moved('collections_sync_call_requests_total', { ...tenant, outcome: 'sent' })).toBe(2);
+    expect(moved('collections_sync_call_requests_total', { ...tenant, outcome: 'unknown' })).toBe(1);
+    expect(moved('collections_sync_call_numbers_placed_total', tenant)).toBe(2);
+    expect(moved('collections_sync_call_unknown_outcomes', tenant)).toBe(1);
+    expect(moved('collections_sync_dead_letters', { ...tenant, entity: 'contacts' })).toBe(1);
+    expect(moved('collections_sync_dead_letters', { ...tenant, entity: 'invoices' })).toBe(0);
+    expect(moved('collections_sync_pending_invoices', tenant)).toBe(1);
+    // The gauges say what the stores hold.
+    expect(sumOf(after, 'collections_sync_dead_letters', tenant)).toBe((await rig.app.stores.deadLetters.counts('acme')).total);
+    expect(sumOf(after, 'collections_sync_pending_invoices', tenant)).toBe(await rig.app.stores.pending.count('acme'));
+
+    // An operator releases the unknown number: the gauge falls back.
+    await resolveUnknown(calls.store, calls.callLedger, { tenant: 'acme', campaignId, action: 'release' });
+    expect(sumOf((await scrape()).families, 'collections_sync_call_unknown_outcomes', tenant)).toBe(0);
   });
 
   it("runs the image's HEALTHCHECK command against the ops port (0 when up, 1 when nothing listens)", async () => {
