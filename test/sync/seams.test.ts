@@ -289,7 +289,7 @@ describe('a run: serialized, the request pool, checkpoints', () => {
         onProgress: async ({ entity }) => {
           if (entity !== 'contacts') return;
           const cp = await cursors.getCheckpoint('acme');
-          if (cp?.runId !== ctx.runId || cp.data.pageToken === undefined) return;
+          if (cp?.runId !== ctx.runId || cp.data.entity !== 'contacts' || cp.data.pageToken === undefined) return;
           checkpoints += 1;
           const upTo = decodeMemoryToken(cp.data.pageToken);
           const covered = records.filter((r) => compareCursor({ updatedAt: r.updatedAt, id: r.id }, upTo) <= 0).map((r) => r.id);
