@@ -8,7 +8,7 @@ import { Worker, type Job } from 'bullmq';
 import { createProcessors } from '../jobs/processors.js';
 import type { App } from './app.js';
 import { CampaignStore } from './calls/index.js';
-import { loadTenants } from './config/tenants.js';
+import { loadTenants, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
@@ -90,6 +90,20 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     maxStalledCount: 20,
   };
 
+  const applySchedules = async (tenants: readonly TenantConfig[]): Promise<void> => {
+    // One process at a time upserts schedulers (bullmq #2876, #3381).
+    const lock = new RedisLock(app.redis, schedulesLockKey(env.KEY_PREFIX), 30_000);
+    if (!(await lock.acquireWithin(10_000))) return;
+    try {
+      await ensureTickSchedules(app.queues.schedule, tenants, logger);
+      await app.auth.ensureSchedules(tenants);
+    } finally {
+      await lock.release();
+    }
+  };
+  // Schedules first: a scheduler that cannot be put in place stops the start before any job is taken.
+  if (options.schedules ?? true) await applySchedules(app.tenants());
+
   const metrics = app.metrics;
   const processors = createProcessors(app, shutdown.signal);
   const concurrency: Record<QueueKey, number> = { sync: options.concurrency ?? env.WORKER_CONCURRENCY, schedule: 4, refreshToken: 8, calls: 4 };
@@ -99,30 +113,29 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     track(new Worker(QUEUES[queue], processors[queue](), { ...settings, concurrency: concurrency[queue] }), QUEUES[queue]);
   }
 
-  const applySchedules = async (): Promise<void> => {
-    // One process at a time upserts schedulers (bullmq #2876, #3381).
-    const lock = new RedisLock(app.redis, schedulesLockKey(env.KEY_PREFIX), 30_000);
-    if (!(await lock.acquireWithin(10_000))) return;
-    try {
-      await ensureTickSchedules(app.queues.schedule, app.tenants(), logger);
-      await app.auth.ensureSchedules(app.tenants());
-    } finally {
-      await lock.release();
-    }
-  };
-  if (options.schedules ?? true) await applySchedules();
-
+  // A changed tenants file is applied all or nothing: it is checked whole, its schedules are put in place, and only
+  // then do its tenants replace the running ones. Otherwise the previous tenants and schedules stay, and the log
+  // says so.
   const tenantsFile = options.tenantsFile;
   if (tenantsFile) {
     watchFile(tenantsFile, { interval: 2_000 }, () => {
       void (async () => {
+        let next: TenantsFile;
         try {
-          app.setTenants(await loadTenants(tenantsFile));
-          await applySchedules();
-          logger.info({ tenants: app.tenants().length }, 'tenants file reloaded');
+          next = await loadTenants(tenantsFile);
         } catch (err) {
-          logger.error({ err: (err as Error).message }, 'tenants file change ignored: it is invalid (the previous tenants stay in force)');
+          logger.error({ err: (err as Error).message }, 'tenants file change ignored: it is invalid (the previous tenants and schedules stay in force)');
+          return;
         }
+        try {
+          await applySchedules(next.tenants);
+        } catch (err) {
+          await applySchedules(app.tenants()).catch(() => undefined);
+          logger.error({ err: (err as Error).message }, 'tenants file change ignored: its schedules could not be put in place (the previous tenants and schedules stay in force)');
+          return;
+        }
+        app.setTenants(next);
+        logger.info({ tenants: app.tenants().length }, 'tenants file reloaded');
       })();
     });
   }

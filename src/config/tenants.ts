@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import { durationMs } from './duration.js';
 import { ConfigError } from './env.js';
@@ -27,17 +28,45 @@ const xeroPlatform = z.strictObject({
 
 export const platformSchema = z.discriminatedUnion('kind', [filePlatform, memoryPlatform, xeroPlatform]);
 
+/** Whether `tz` is a time zone this Node knows (IANA names such as `Asia/Riyadh`, or `UTC`). */
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why BullMQ could not schedule `cron` in `tz`, or undefined when it can: parsed with cron-parser, the parser BullMQ
+ * uses (the same exact version), and asked for its next time, as BullMQ does.
+ */
+function cronProblem(cron: string, tz: string | undefined): string | undefined {
+  try {
+    CronExpressionParser.parse(cron, { currentDate: new Date(), ...(tz ? { tz } : {}) }).next();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 const scheduleSchema = z
   .strictObject({
     /** A fixed interval (`15m`), or */
     every: durationMs.optional(),
-    /** a cron pattern (`0 *\/6 * * *`), in `tz` (default UTC). */
+    /** a cron pattern (`0 *\/6 * * *`, five fields, or six with seconds first), in `tz` (default UTC). */
     cron: z.string().min(9).optional(),
-    tz: z.string().min(1).optional(),
+    tz: z.string().min(1).refine(isTimeZone, 'not a time zone: use an IANA name such as Asia/Riyadh, or UTC').optional(),
     /** The full pass over open invoices (default daily). */
     reconcileEvery: durationMs.default(86_400_000),
   })
-  .refine((s) => !(s.every !== undefined && s.cron !== undefined), 'give `every` or `cron`, not both');
+  .superRefine((s, ctx) => {
+    if (s.every !== undefined && s.cron !== undefined) ctx.addIssue({ code: 'custom', message: 'give `every` or `cron`, not both' });
+    if (s.cron === undefined || (s.tz !== undefined && !isTimeZone(s.tz))) return;
+    const problem = cronProblem(s.cron, s.tz);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['cron'], message: `not a cron pattern BullMQ can schedule (${problem})` });
+  });
 
 const callsSchema = z.strictObject({
   /** Region for local phone numbers (ISO 3166-1 alpha-2), e.g. SA for 05xxxxxxxx. */

@@ -43,7 +43,11 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   }
   const upserted: string[] = [];
   for (const [id, { data, repeat }] of schedulers) {
-    await queue.upsertJobScheduler(id, repeat, { name: job.name, data, ...(job.scheduledOptions ? { opts: job.scheduledOptions } : {}) });
+    try {
+      await queue.upsertJobScheduler(id, repeat, { name: job.name, data, ...(job.scheduledOptions ? { opts: job.scheduledOptions } : {}) });
+    } catch (err) {
+      throw new Error(`scheduler ${id}: ${(err as Error).message}`, { cause: err });
+    }
     upserted.push(id);
   }
   const removed: string[] = [];

@@ -106,6 +106,41 @@ describe('tenants file', () => {
   });
 });
 
+describe('tenants file: schedules', () => {
+  const withSchedule = (schedule: Record<string, string>[]) =>
+    JSON.stringify({
+      tenants: schedule.map((sch, i) => ({ ...good.tenants[0], id: `t${i}`, collections: { clientId: `c${i}`, clientSecret: 'x' }, schedule: sch })),
+    });
+
+  it('names the tenant and the field of a time zone or cron pattern BullMQ could not schedule', () => {
+    const text = withSchedule([
+      { cron: '0 */6 * * *', tz: 'Asia/Riyadh' },
+      { cron: '0 */6 * * *', tz: 'Asia/Riyad' },
+      { cron: '61 * * * *' },
+      { cron: '0 0 31 2 *', tz: 'UTC' },
+      { cron: 'every six hours' },
+    ]);
+    let message = '';
+    try {
+      parseTenants(text, {});
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/tenants\[1\] \(t1\)\.schedule\.tz: not a time zone/);
+    expect(message).toMatch(/tenants\[2\] \(t2\)\.schedule\.cron: not a cron pattern BullMQ can schedule/);
+    expect(message).toMatch(/tenants\[3\] \(t3\)\.schedule\.cron: not a cron pattern/);
+    expect(message).toMatch(/tenants\[4\] \(t4\)\.schedule\.cron: not a cron pattern/);
+    expect(message).not.toMatch(/\(t0\)/);
+    expect(message).not.toMatch(/CronDate/);
+  });
+
+  it('takes good cron patterns with or without a time zone, and six fields with seconds', () => {
+    const file = parseTenants(withSchedule([{ cron: '0 3 * * *', tz: 'Asia/Riyadh' }, { cron: '*/30 * * * * *' }, { every: '15m' }]), {});
+    expect(file.tenants.map((t) => t.schedule.cron)).toEqual(['0 3 * * *', '*/30 * * * * *', undefined]);
+  });
+});
+
 describe('durations', () => {
   it('parses the forms a tenants file uses', () => {
     expect(parseDuration('15m')).toBe(900_000);
