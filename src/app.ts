@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { createAuth, type Auth, type AuthMetrics, type RefresherHooks } from './auth/index.js';
 import { CollectionsClient, type RequestEvent } from './collections/index.js';
 import type { Env } from './config/env.js';
-import type { TenantConfig, TenantsFile } from './config/tenants.js';
+import { checkTenantsNeeds, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
 import { createAdapter } from './platforms/index.js';
@@ -64,6 +64,7 @@ function authMetricsOf(metrics: Metrics | undefined): AuthMetrics | undefined {
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { env, logger, metrics } = options;
+  checkTenantsNeeds(options.tenants, env);
   const redis = await connectRedis(createRedis(env.REDIS_URL, options.role), env.REDIS_URL, {
     waitMs: options.role === 'worker' ? 60_000 : 0,
     onRetry: (err) => logger.warn({ err: err.message }, 'waiting for Redis'),

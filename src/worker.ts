@@ -8,7 +8,7 @@ import { Worker, type Job } from 'bullmq';
 import { createProcessors } from '../jobs/processors.js';
 import type { App } from './app.js';
 import { CampaignStore } from './calls/index.js';
-import { loadTenants, type TenantConfig, type TenantsFile } from './config/tenants.js';
+import { checkTenantsNeeds, loadTenants, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
@@ -123,6 +123,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         let next: TenantsFile;
         try {
           next = await loadTenants(tenantsFile);
+          checkTenantsNeeds(next, env);
         } catch (err) {
           logger.error({ err: (err as Error).message }, 'tenants file change ignored: it is invalid (the previous tenants and schedules stay in force)');
           return;

@@ -98,14 +98,28 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   const existing = await runs.get(tenant.id, runId);
   if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt });
   const cancelled = attempt.cancelled ? [attempt.cancelled] : [];
+  // Built after the run's record is started, so a failure here (a platform adapter that cannot be made) must end
+  // that record: the run is failed with the reason, and the job with it (retrying cannot mend a setting).
+  let client: CollectionsClient;
+  let adapter: PlatformAdapter;
+  try {
+    client = deps.clientFor(tenant);
+    adapter = deps.adapterFor(tenant);
+  } catch (err) {
+    const message = `the run could not start: ${err instanceof Error ? err.message : String(err)}`;
+    log.error({ err: message }, 'sync run failed');
+    await runs.finish(tenant.id, runId, { outcome: 'failed', finishedAt: Date.now(), counts: {}, errors: [message] });
+    deps.metrics?.run(tenant.id, 'failed', (Date.now() - started) / 1000);
+    throw hopeless(message, err);
+  }
   const ctx = new RunContext(
     tenant.id,
     runId,
     data.mode,
     {
       logger: log,
-      client: deps.clientFor(tenant),
-      adapter: deps.adapterFor(tenant),
+      client,
+      adapter,
       stores: deps.stores,
       mirror: deps.mirror,
       flags: deps.flags,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
+import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 
 export const LOG_FORMATS = ['json', 'json-iso', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -74,7 +75,7 @@ export const envSchema = z.object({
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
-  PLATFORM_TOKEN_KEY: z.string().optional(),
+  PLATFORM_TOKEN_KEY: z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -184,6 +184,18 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
   return parsed.data;
 }
 
+/**
+ * What the tenants need of the environment, checked at load like every other setting: a xero tenant needs
+ * PLATFORM_TOKEN_KEY (its form is checked with the environment). Throws a ConfigError naming each tenant.
+ */
+export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined }): void {
+  if (env.PLATFORM_TOKEN_KEY !== undefined) return;
+  const problems = file.tenants.flatMap((t, i) =>
+    t.platform.kind === 'xero' ? [`  - tenants[${i}] (${t.id}).platform: a xero tenant needs PLATFORM_TOKEN_KEY in the environment (it encrypts the tenant's Xero tokens at rest; e.g. \`openssl rand -base64 32\`)`] : [],
+  );
+  if (problems.length > 0) throw new ConfigError(`the tenants file needs a setting that is missing:\n${problems.join('\n')}`);
+}
+
 export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TenantsFile> {
   let text: string;
   try {

@@ -150,3 +150,11 @@ describe('durations', () => {
     expect(parseDuration('0s')).toBeUndefined();
   });
 });
+
+describe('PLATFORM_TOKEN_KEY', () => {
+  it('is checked at load when set: a malformed key is named with the rule, never printed', () => {
+    expect(() => loadEnv({ PLATFORM_TOKEN_KEY: 'too-short-secret' })).toThrow(/PLATFORM_TOKEN_KEY: must be 32 random bytes/);
+    expect(() => loadEnv({ PLATFORM_TOKEN_KEY: 'too-short-secret' })).not.toThrow(/too-short-secret/);
+    expect(loadEnv({ PLATFORM_TOKEN_KEY: 'ab'.repeat(32) }).PLATFORM_TOKEN_KEY).toBe('ab'.repeat(32));
+  });
+});

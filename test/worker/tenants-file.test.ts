@@ -7,9 +7,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTenants } from '../../src/config/tenants.js';
 import { spawnWorker } from '../helpers/child-worker.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
+
+const xeroPlatform = { kind: 'xero', clientId: 'app', clientSecret: 'app-secret', refreshToken: 'rt-1', xeroTenantId: 'org-1' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,6 +45,33 @@ describe('tenants file with a bad schedule', () => {
     expect(code, w.output()).toBe(2);
     expect(w.output()).toMatch(/tenants\[1\] \(riyad\)\.schedule\.tz: not a time zone/);
     expect(w.output()).not.toContain('worker started');
+  });
+
+  it('the worker refuses a xero tenant without PLATFORM_TOKEN_KEY at start, naming the tenant, and exits 2', async () => {
+    const file = join(folder, 'xero.json');
+    await writeFile(file, tenantsJson([{ id: 'books', platform: xeroPlatform }]));
+    const w = spawnWorker({ REDIS_URL: redis.url, TENANTS_FILE: file, LOG_LEVEL: 'info', PLATFORM_TOKEN_KEY: '' });
+    const code = await new Promise<number | null>((resolve) => w.process.once('exit', (c) => resolve(c)));
+    expect(code, w.output()).toBe(2);
+    expect(w.output()).toMatch(/tenants\[0\] \(books\)\.platform: a xero tenant needs PLATFORM_TOKEN_KEY/);
+    const bad = spawnWorker({ REDIS_URL: redis.url, TENANTS_FILE: file, LOG_LEVEL: 'info', PLATFORM_TOKEN_KEY: 'not-a-key' });
+    expect(await new Promise<number | null>((resolve) => bad.process.once('exit', (c) => resolve(c)))).toBe(2);
+    expect(bad.output()).toMatch(/PLATFORM_TOKEN_KEY: must be 32 random bytes/);
+    expect(bad.output()).not.toContain('not-a-key');
+  });
+
+  it('a run whose platform cannot be built ends failed with the reason (its record never stays running)', async () => {
+    const specs: TenantSpec[] = [{ id: 'mem', platform: { kind: 'memory', name: 'mem' } }];
+    const local = await startRig({ redisUrl: redis.url, tenants: specs });
+    try {
+      // Past the load checks (setTenants is what a reload calls once they pass): the adapter cannot be made.
+      local.app.setTenants(parseTenants(tenantsJson([...specs, { id: 'books', platform: xeroPlatform }]), {}));
+      const run = await local.sync('books');
+      expect(run.outcome).toBe('failed');
+      expect(run.errors.join('\n')).toMatch(/the run could not start: .*PLATFORM_TOKEN_KEY/);
+    } finally {
+      await local.close();
+    }
   });
 
   it('a changed file with a bad cron is not applied: the previous tenants and schedules stay, and the log says so', async () => {

@@ -6,19 +6,11 @@
  * key does not decrypt.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { parseTokenKey } from '../../config/token-key.js';
 
 const VERSION = 'v1';
 
-/** Parses a 32-byte key written as 64 hex digits or as base64 / base64url; throws a message naming the rule. */
-export function parseTokenKey(text: string): Buffer {
-  const t = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, 'hex');
-  if (/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(t)) {
-    const key = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-    if (key.length === 32) return key;
-  }
-  throw new Error('PLATFORM_TOKEN_KEY must be 32 random bytes written as 64 hex digits or 44 base64 characters (e.g. `openssl rand -base64 32`)');
-}
+export { parseTokenKey };
 
 export class TokenCipher {
   readonly #enc: Buffer;
