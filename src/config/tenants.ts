@@ -159,8 +159,36 @@ function describePath(raw: unknown, path: PropertyKey[]): string {
   return out;
 }
 
+/** How deep a tenants file may nest objects and arrays (a real one nests about five deep). */
+export const MAX_NESTING = 32;
+
+/**
+ * The line where the text first nests objects or arrays deeper than `max`, or undefined. Counted over the text,
+ * without recursion, so a file nested thousands deep gets this answer instead of a stack overflow in the parser.
+ */
+function tooDeepAt(text: string, max: number): number | undefined {
+  let depth = 0;
+  let line = 1;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '\n') line += 1;
+    if (inString) {
+      if (c === '\\') i += 1;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      depth += 1;
+      if (depth > max) return line;
+    } else if (c === '}' || c === ']') depth -= 1;
+  }
+  return undefined;
+}
+
 /** Parses the tenants file's text; every bad key is reported at once, naming the tenant and the field. */
 export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env, source = 'tenants file'): TenantsFile {
+  const deep = tooDeepAt(text, MAX_NESTING);
+  if (deep !== undefined) throw new ConfigError(`${source}: nested deeper than ${MAX_NESTING} levels of objects and arrays (line ${deep}); a tenants file nests about five deep`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

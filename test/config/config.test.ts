@@ -158,3 +158,21 @@ describe('PLATFORM_TOKEN_KEY', () => {
     expect(loadEnv({ PLATFORM_TOKEN_KEY: 'ab'.repeat(32) }).PLATFORM_TOKEN_KEY).toBe('ab'.repeat(32));
   });
 });
+
+describe('clear messages for odd input', () => {
+  it('a deeply nested tenants file is refused with its depth and line, not a stack overflow', () => {
+    const deep = `{"tenants":[{"id":"acme","calls":${'['.repeat(20_000)}${']'.repeat(20_000)}}]}`;
+    expect(() => parseTenants(deep, {})).toThrow(ConfigError);
+    expect(() => parseTenants(deep, {})).toThrow(/nested deeper than 32 levels of objects and arrays \(line 1\)/);
+    // Brackets inside strings do not count.
+    const text = JSON.stringify({ ...good, tenants: [{ ...good.tenants[0], collections: { clientId: '[[[['.repeat(20), clientSecret: 'x' } }] });
+    expect(parseTenants(text, {}).tenants[0]?.collections.clientId).toBe('[[[['.repeat(20));
+  });
+
+  it('an unset DASHBOARD_PASSWORD gets the hint, not a type error', async () => {
+    const { dashboardEnvSchema } = await import('../../src/cli/actions/dashboard.js');
+    const unset = dashboardEnvSchema.safeParse({});
+    expect(unset.success).toBe(false);
+    expect(unset.error?.issues.map((i) => i.message)).toEqual(['set DASHBOARD_PASSWORD (at least 12 characters): the dashboard never runs without a password']);
+  });
+});

@@ -47,6 +47,16 @@ describe('tenants file with a bad schedule', () => {
     expect(w.output()).not.toContain('worker started');
   });
 
+  it('the worker refuses a tenants file nested too deep with a clear message and exit 2', async () => {
+    const file = join(folder, 'deep.json');
+    await writeFile(file, `{"tenants":[{"id":"acme","calls":${'['.repeat(50_000)}${']'.repeat(50_000)}}]}`);
+    const w = spawnWorker({ REDIS_URL: redis.url, TENANTS_FILE: file, LOG_LEVEL: 'info' });
+    const code = await new Promise<number | null>((resolve) => w.process.once('exit', (c) => resolve(c)));
+    expect(code, w.output()).toBe(2);
+    expect(w.output()).toMatch(/nested deeper than 32 levels/);
+    expect(w.output()).not.toMatch(/Maximum call stack/);
+  });
+
   it('the worker refuses a xero tenant without PLATFORM_TOKEN_KEY at start, naming the tenant, and exits 2', async () => {
     const file = join(folder, 'xero.json');
     await writeFile(file, tenantsJson([{ id: 'books', platform: xeroPlatform }]));

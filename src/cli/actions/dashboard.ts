@@ -9,10 +9,12 @@ import { closeQueues, createQueues } from '../../queues/index.js';
 import { connectRedis, createRedis } from '../../redis/connection.js';
 import { out, UsageError } from '../runtime.js';
 
+const PASSWORD_HINT = 'set DASHBOARD_PASSWORD (at least 12 characters): the dashboard never runs without a password';
+
 /** The dashboard's own settings (only this command reads them). */
 export const dashboardEnvSchema = z.object({
   DASHBOARD_USER: z.string().min(1).default('admin'),
-  DASHBOARD_PASSWORD: z.string().min(12, 'set DASHBOARD_PASSWORD (at least 12 characters): the dashboard never runs without a password'),
+  DASHBOARD_PASSWORD: z.string({ error: PASSWORD_HINT }).min(12, PASSWORD_HINT),
   DASHBOARD_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
 });
 
