@@ -5,6 +5,8 @@
  * This module is loaded for every command, `--help` included: it imports types only, and the app, the
  * configuration and the logger when a command opens a runtime (issue 14: the CLI starts fast).
  */
+import { access } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import type { App } from '../app.js';
 import type { Env } from '../config/env.js';
 import type { TenantConfig } from '../config/tenants.js';
@@ -21,17 +23,40 @@ export interface Runtime {
 }
 
 export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string } = {}): Promise<Runtime> {
-  const [{ createApp }, { loadEnv }, { loadTenants }, { createLogger }] = await Promise.all([
+  const [{ createApp }, { loadEnv, ConfigError }, { loadTenants }, { createLogger }] = await Promise.all([
     import('../app.js'),
     import('../config/env.js'),
     import('../config/tenants.js'),
     import('../logger.js'),
   ]);
   const env = loadEnv();
-  const tenants = await loadTenants(options.tenantsFile ?? env.TENANTS_FILE);
+  const tenantsFile = options.tenantsFile ?? env.TENANTS_FILE;
+  await tenantsFileExists(tenantsFile, options.tenantsFile === undefined, ConfigError);
+  const tenants = await loadTenants(tenantsFile);
   const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, format: env.LOG_FORMAT });
   const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
   return { env, app, close: () => app.close() };
+}
+
+/**
+ * A missing tenants file is the first thing a new user meets (issue 12): say which setting names it, where it
+ * was looked for, and what one looks like, not just ENOENT. Other read errors are loadTenants' to report.
+ */
+async function tenantsFileExists(path: string, fromEnv: boolean, Err: new (message: string) => Error): Promise<void> {
+  try {
+    await access(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+    const where = isAbsolute(path) ? path : `${path} (in ${process.cwd()})`;
+    throw new Err(
+      [
+        `no tenants file at ${where}${fromEnv ? `; TENANTS_FILE ${process.env['TENANTS_FILE'] ? 'names it' : 'is not set and defaults to ./tenants.json'}` : ''}.`,
+        'Set TENANTS_FILE to your tenants file, or create one: see "Tenants file" in the README. The smallest one:',
+        '  {"tenants":[{"id":"acme","collections":{"clientId":"acme-client","clientSecret":"${ACME_SECRET}"},"platform":{"kind":"file","path":"./data/acme"}}]}',
+        'To try it with sample data: collections-sync demo (needs nothing), or see "Trying it by hand" in the README.',
+      ].join('\n'),
+    );
+  }
 }
 
 /** Runs `fn` with a producer runtime and closes it after, whatever happens. */

@@ -18,7 +18,7 @@ const bool = (def: boolean) =>
  */
 export const envSchema = z.object({
   /** Redis for queues and state. */
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).default('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key this worker writes (queues and state). Keep a `{hash tag}` for Redis Cluster. */
   KEY_PREFIX: z
     .string()

@@ -25,26 +25,30 @@ export function createRedis(url: string, role: 'worker' | 'producer', extra: Red
  */
 export async function connectRedis(client: Redis, url: string, options: { waitMs?: number; onRetry?: (err: Error) => void } = {}): Promise<Redis> {
   const deadline = Date.now() + (options.waitMs ?? 0);
-  // While connecting, failures come back through connect() and ping(); the client's own 'error' events say the same
-  // again, and without a listener ioredis prints each one to the console ("Unhandled error event").
-  const quiet = (): void => undefined;
-  client.on('error', quiet);
+  // While connecting, the socket's errors are ours to report (with the address, once): without a listener
+  // ioredis prints "[ioredis] Unhandled error event" with a stack before the message. The cause (ECONNREFUSED)
+  // says more than the command's "Connection is closed", so the message names it.
+  let socketError: Error | undefined;
+  const onError = (err: Error): void => {
+    socketError = err;
+  };
+  client.on('error', onError);
   for (let attempt = 1; ; attempt += 1) {
     try {
       if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await client.connect();
       await client.ping();
-      client.off('error', quiet);
+      client.off('error', onError);
       return client;
     } catch (err) {
       if (Date.now() < deadline) {
-        options.onRetry?.(err as Error);
+        options.onRetry?.(socketError ?? (err as Error));
+        socketError = undefined;
         await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
         continue;
       }
-      client.off('error', quiet);
-      client.disconnect();
+      client.disconnect(); // the listener stays: a closing socket's last error is not printed either
       const safe = url.replace(/\/\/[^@/]*@/, '//***@');
-      throw new Error(`cannot reach Redis at ${safe}: ${(err as Error).message}`, { cause: err });
+      throw new Error(`cannot reach Redis at ${safe}: ${(socketError ?? (err as Error)).message}`, { cause: err });
     }
   }
 }

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTenants } from '../../src/config/tenants.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
@@ -68,7 +69,30 @@ describe('the command line', () => {
     expect(badDate.stderr).toMatch(/--since must be a date as YYYY-MM-DD/);
     const noRedis = await cli(['status'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     expect(noRedis.code).toBe(1);
-    expect(noRedis.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    // One clean line: the cause, and no "[ioredis] Unhandled error event" with a stack before it (issue 12).
+    expect(noRedis.stderr).toBe('collections-sync: cannot reach Redis at redis://127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n');
+  });
+
+  it('names what is wrong in REDIS_URL and a missing tenants file, with where to look (issue 12)', async () => {
+    const http = await cli(['status'], { ...env, REDIS_URL: 'http://x' });
+    expect(http.code).toBe(2);
+    expect(http.stderr).toContain('REDIS_URL: expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+    const missing = join(dir, 'no-such-tenants.json');
+    const noFile = await cli(['status'], { ...env, TENANTS_FILE: missing });
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toContain(`no tenants file at ${missing}; TENANTS_FILE names it.`);
+    expect(noFile.stderr).not.toContain('ENOENT');
+    // The example it prints is a valid tenants file, and the README sections it names are there.
+    const example = /^ {2}(\{"tenants".*\})$/m.exec(noFile.stderr)?.[1];
+    expect(example).toBeDefined();
+    expect(parseTenants(example!, { ACME_SECRET: 'x' }).tenants.map((t) => t.id)).toEqual(['acme']);
+    const headings = (await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')).split('\n').filter((l) => l.startsWith('#')).map((l) => l.replace(/^#+\s*/, ''));
+    const named = [...noFile.stderr.matchAll(/"([^"]+)" in the README/g)].map((m) => m[1]);
+    expect(named).toEqual(['Tenants file', 'Trying it by hand']);
+    for (const n of named) expect(headings).toContain(n);
+    const unset = await cli(['status'], Object.fromEntries(Object.entries({ ...env, TENANTS_FILE: '' }).filter(([k]) => k !== 'TENANTS_FILE')));
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/no tenants file at \.\/tenants\.json \(in .*\); TENANTS_FILE is not set and defaults to \.\/tenants\.json\./);
   });
 
   it('runs a sync and waits for it, then reports status, a dry run and dead letters', async () => {
