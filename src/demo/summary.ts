@@ -49,13 +49,20 @@ export function formatSummary(summary: DemoSummary): string[] {
     for (const f of s.flagged.slice(0, 10)) lines.push(`  ${f.id}: ${f.errorDetail}`);
   }
   lines.push('');
-  lines.push('Where to look next:');
-  lines.push('  README: "Quick start", "Configuration", "Tenants file", "CLI", "Operations", "Troubleshooting".');
-  lines.push('  Your own data: write a tenants file (README "Tenants file"), run `collections-sync worker`, then');
-  lines.push('    `collections-sync sync --tenant <id> --full --wait`.');
-  lines.push('  What the worker did: `collections-sync status` and `collections-sync dead-letters list --tenant <id>`.');
-  lines.push('  Metrics and health of a running worker: http://127.0.0.1:9464/metrics, /healthz, /readyz (OPS_PORT).');
-  lines.push('  The stack in containers, no credentials needed: `docker compose -f docker/compose.yaml --profile simulator up` (README "Operations").');
+  lines.push(...whereToLookNext());
   lines.push(`Done in ${s.seconds.toFixed(1)} s; everything the demo started has stopped.`);
   return lines;
+}
+
+/** The summary's pointers. Every README "…" it names is a heading of the README (a test holds it). */
+export function whereToLookNext(): string[] {
+  return [
+    'Where to look next:',
+    '  README: "Quick start", "Configuration", "Tenants file", "The command line", "Operations", "Troubleshooting".',
+    '  Your own data: write a tenants file (README "Tenants file"), run `collections-sync worker`, then',
+    '    `collections-sync sync --tenant <id> --full --wait` (README "Trying it by hand").',
+    '  What the worker did: `collections-sync status` and `collections-sync dead-letters list --tenant <id>`.',
+    '  Metrics and health of a running worker: http://127.0.0.1:9464/metrics, /healthz, /readyz (OPS_PORT).',
+    '  The stack in containers, no credentials needed: `docker compose -f docker/compose.yaml --profile simulator up` (README "Operations").',
+  ];
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { DemoSummary } from '../../src/demo/demo.js';
 import { demoSample, writeDemoSample } from '../../src/demo/sample.js';
-import { formatSummary } from '../../src/demo/summary.js';
+import { formatSummary, whereToLookNext } from '../../src/demo/summary.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -84,7 +84,16 @@ describe('npm run demo', () => {
     const text = formatSummary(s).join('\n');
     expect(text).toMatch(new RegExp(`requests sent\\s+${full.requests}\\s+${incremental.requests}`));
     expect(text).toMatch(new RegExp(`created\\s+${full.created}\\s+0`));
-    expect(text).toContain('Where to look next');
+    expect(text).toContain(whereToLookNext().join('\n'));
+  });
+
+  it('names in "Where to look next" only README sections that exist, as headings (issue 12)', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const headings = new Set(readme.split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => l.replace(/^#+ /, '').trim()));
+    const text = whereToLookNext().join('\n');
+    const named = new Set([...text.matchAll(/"([^"]+)"/g)].map((m) => m[1]!));
+    expect(named.size).toBeGreaterThanOrEqual(6);
+    expect([...named].filter((n) => !headings.has(n))).toEqual([]);
   });
 
   it('says how to get Redis when redis-server is missing and REDIS_URL is unset', async () => {
