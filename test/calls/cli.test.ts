@@ -99,6 +99,14 @@ describe('calls on the command line', () => {
     await nothingQueued();
   });
 
+  it('asks for --yes before a campaign places calls: without it nothing is sent and it says how many (issue 12)', async () => {
+    await writeFile(join(dir, 'two.csv'), 'number,name\n0545000002,One\n0545000003,Two\n');
+    const [fromList, fromOverdue] = await Promise.all([cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'two.csv'), '--wait']), cli(['campaign', ...overdue])]);
+    refused(fromList, `this campaign calls 2 numbers of the list ${join(dir, 'two.csv')} for acme. Nothing was queued: add --yes to place the calls`);
+    refused(fromOverdue, 'this campaign calls up to 3 numbers (customers with invoices 30+ days overdue, at least 100 outstanding;', 'add --yes');
+    await nothingQueued();
+  });
+
   it('previews, runs, lists and reports a campaign; unknown outcomes exit 3 and can be released', async () => {
     const dry = await cli(['campaign', ...overdue, '--dry-run', '--json']);
     expect(dry.code).toBe(0);
@@ -107,7 +115,7 @@ describe('calls on the command line', () => {
     expect(preview.counts).toMatchObject({ planned: 2, skipped: 6 });
     expect(callRequests(rig.sim)).toBe(0);
 
-    const real = await cli(['campaign', ...overdue, '--wait']);
+    const real = await cli(['campaign', ...overdue, '--yes', '--wait']);
     expect(real.code).toBe(0);
     expect(real.stdout).toMatch(/campaign cmp-\S+ of acme, invoices 30\+ days overdue, at least 100 outstanding as of 2026-11-20: done/);
     expect(real.stdout).toContain('called 2, unknown outcome 0');
@@ -116,7 +124,7 @@ describe('calls on the command line', () => {
 
     await writeFile(join(dir, 'drop.json'), JSON.stringify([{ number: '0545000001', name: 'Dropped' }]));
     rig.sim.setFaults({ script: [{ route: BULK, fault: 'drop', count: 1 }] });
-    const dropped = await cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'drop.json'), '--wait']);
+    const dropped = await cli(['campaign', '--tenant', 'acme', '--list', join(dir, 'drop.json'), '--yes', '--wait']);
     expect(dropped.code).toBe(3);
     expect(dropped.stdout).toContain('UNKNOWN OUTCOME');
     const id = /campaign (cmp-\S+) of acme/.exec(dropped.stdout)?.[1];

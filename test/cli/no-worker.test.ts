@@ -68,7 +68,7 @@ describe('--wait with no worker running', () => {
   it('sync --wait and calls campaign --wait say that no worker consumes the queue and exit 1; the jobs stay queued', async () => {
     const [sync, campaign] = await Promise.all([
       cli(['sync', '--tenant', 'acme', '--wait']).done,
-      cli(['calls', 'campaign', '--tenant', 'acme', '--list', join(dir, 'list.json'), '--wait']).done,
+      cli(['calls', 'campaign', '--tenant', 'acme', '--list', join(dir, 'list.json'), '--yes', '--wait']).done,
     ]);
     expect(sync.code, sync.stderr).toBe(1);
     expect(sync.stderr).toContain(`no worker is consuming the sync queue (${env['REDIS_URL']}, KEY_PREFIX ${env['KEY_PREFIX']})`);

@@ -4,6 +4,7 @@
  * never reaches the service. The worker plans and runs the campaign; `--wait` follows it to its report.
  */
 import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline/promises';
 import {
   createCallStores,
   exitCodeOfReport,
@@ -15,6 +16,7 @@ import {
   parseDelimiter,
   resolveSettings,
   resolveUnknown,
+  selectOverdue,
   waitForCampaign,
   type CallOverrides,
   type CallStores,
@@ -161,10 +163,34 @@ export type CampaignOptions = SettingFlags & {
   delimiter?: string;
   skipBadRows?: boolean;
   dryRun?: boolean;
+  yes?: boolean;
   wait?: boolean;
   keepWaiting?: boolean;
   json?: boolean;
 };
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * A campaign places real calls, so it asks first (issue 12), as `id-map rebuild` does: `--yes`, or a "y" typed on a
+ * terminal. Without either, nothing is queued and the message says how many numbers it would call.
+ */
+async function confirmed(o: { yes?: boolean; json?: boolean }, tenant: string, what: string): Promise<boolean> {
+  if (o.yes) return true;
+  const question = `this campaign calls ${what} for ${tenant}`;
+  if (!process.stdin.isTTY || !process.stderr.isTTY || o.json) {
+    throw new UsageError(`${question}. Nothing was queued: add --yes to place the calls (--dry-run shows who would be called).`);
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question}. Place the calls? [y/N] `);
+    if (/^y(es)?$/i.test(answer.trim())) return true;
+    process.stderr.write('not confirmed; nothing was queued\n');
+    return false;
+  } finally {
+    rl.close();
+  }
+}
 
 export async function campaign(o: CampaignOptions): Promise<number> {
   return withCalls(async (rt, stores) => {
@@ -178,12 +204,23 @@ export async function campaign(o: CampaignOptions): Promise<number> {
     if (o.list !== undefined) {
       const { targets, notes } = await readList(o.list, tenant, campaignId, o);
       if (notes.length > 0 && !o.json) out(`left out of the list:\n${notes.join('\n')}`);
+      if (!o.dryRun && !(await confirmed(o, tenant.id, `${plural(targets.length, 'number')} of the list ${o.list}`))) return 1;
       await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'list' } }, targets);
     } else {
       const overdueDays = intOption(o.overdueDays, '--overdue-days', 0, 3650) ?? 0;
       const minAmount = amountOption(o.minAmount, '--min-amount') ?? 0;
       const asOf = o.asOf === undefined ? undefined : parseDateOption(o.asOf, '--as-of');
-      await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'overdue', criteria: { overdueDays, minAmount, ...(asOf ? { asOf } : {}) } } });
+      const criteria = { overdueDays, minAmount, ...(asOf ? { asOf } : {}) };
+      if (!o.dryRun) {
+        // The worker plans against the service (reminders switched off there are left out) and the call ledger
+        // (numbers in cooldown); the record mirror alone gives the most it can call.
+        const settings = resolveSettings(tenant.calls, overrides);
+        const currency = settings.ok ? settings.settings.currency : 'SAR';
+        const most = await selectOverdue(app.mirror, { tenant: tenant.id, campaignId, region: tenant.calls.defaultRegion, remindersDisabled: new Set(), criteria, currency });
+        const what = `up to ${plural(most.targets.length, 'number')} (customers with invoices ${overdueDays}+ days overdue, at least ${minAmount} outstanding; fewer if the service has their reminders off or a number is in cooldown)`;
+        if (!(await confirmed(o, tenant.id, what))) return 1;
+      }
+      await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'overdue', criteria } });
     }
     return finish(rt, stores, campaignId, { wait: Boolean(o.wait || o.dryRun), keepWaiting: o.keepWaiting ?? false, json: o.json ?? false }, `queued campaign ${campaignId}`);
   });

@@ -28,6 +28,7 @@ export function registerCalls(program: Command): void {
       .option('--delimiter <char>', 'with a .csv/.tsv list: , ; | or tab (default: taken from the header line)')
       .option('--skip-bad-rows', 'with --list: call the good rows when some are bad')
       .option('--dry-run', 'show who would be called and who is left out; reserve and call nothing')
+      .option('--yes', 'place the calls without asking (without it: asks on a terminal, else says how many and queues nothing)')
       .option('--wait', 'wait for the campaign and print its report; exit 0 all called, 3 unknown or failed outcomes, 1 failed (or no worker running)')
       .option('--keep-waiting', 'with --wait or --dry-run: go on waiting when no worker is running yet (default: say so and exit 1)')
       .option('--json', 'machine-readable output'),
