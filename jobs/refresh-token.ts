@@ -3,7 +3,7 @@
  * only (client key, tenant id, reason, the version a 401 was seen with); the secret comes from the tenants file
  * in memory.
  */
-import type { ClientCredentials, RotateOptions, RotateOutcome, TokenRefresher } from '../src/auth/index.js';
+import { authClientKey, type ClientCredentials, type RotateOptions, type RotateOutcome, type TokenRefresher } from '../src/auth/index.js';
 import type { Logger } from '../src/logger.js';
 import { defineProcessor, hopeless, type JobProcessor } from '../src/queues/index.js';
 
@@ -23,7 +23,9 @@ export function createRefreshTokenProcessor(deps: RefreshTokenDeps): JobProcesso
   return defineProcessor('refresh', async (data, { job }) => {
     const credentials = deps.resolveCredentials(data.tenantId);
     if (!credentials) throw hopeless(`refresh-token: tenant "${data.tenantId}" is not in the tenants file`);
-    if (credentials.clientId !== data.clientKey) throw hopeless(`refresh-token: tenant "${data.tenantId}" now uses another client than "${data.clientKey}"`);
+    if (authClientKey(credentials.authUrl, credentials.clientId) !== data.clientKey) {
+      throw hopeless(`refresh-token: tenant "${data.tenantId}" now uses another client (id or auth URL) than the job's (${data.clientKey})`);
+    }
     const opts: RotateOptions = { reason: data.reason, tenantId: data.tenantId, ...(data.seenVersion === undefined ? {} : { seenVersion: data.seenVersion }) };
     const outcome = await deps.refresher.rotate(data.clientKey, credentials, opts);
     if (outcome.outcome !== 'skipped' || data.reason !== 'scheduled') {

@@ -81,6 +81,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const auth = createAuth({
     redis,
     prefix: env.KEY_PREFIX,
+    authUrl: env.COLLECTIONS_AUTH_URL,
     jobs: refreshJobs(queues.refreshToken, logger),
     logger,
     settings: {

@@ -13,8 +13,10 @@ export class CredentialsRejectedError extends CollectionsError {
   /** No token request before this time (ms since epoch), unless the secret changes. */
   readonly nextAttemptAt: number;
 
-  constructor(init: { clientKey: string; tenantId?: string | undefined; failures: number; nextAttemptAt: number; reason: string }) {
-    const who = init.tenantId === undefined ? `client "${init.clientKey}"` : `tenant "${init.tenantId}" (client "${init.clientKey}")`;
+  /** `clientId`: the service's client id, named in the message (the client key is a digest: authClientKey). */
+  constructor(init: { clientKey: string; clientId?: string; tenantId?: string | undefined; failures: number; nextAttemptAt: number; reason: string }) {
+    const client = init.clientId ?? init.clientKey;
+    const who = init.tenantId === undefined ? `client "${client}"` : `tenant "${init.tenantId}" (client "${client}")`;
     super({
       code: 'AUTH_CREDENTIALS_REJECTED',
       retryable: false,

@@ -8,7 +8,7 @@ import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
-import { secretFingerprint } from './keys.js';
+import { authClientKey, secretFingerprint } from './keys.js';
 import { noopAuthMetrics, type AuthMetrics } from './metrics.js';
 import { RedisTokenProvider } from './provider.js';
 import type { RefreshJobs, ScheduledClient } from './refresh-request.js';
@@ -17,7 +17,7 @@ import { resolveAuthSettings, type AuthSettings, type AuthSettingsInput } from '
 import { ClientAuthStore, type AuthStatus } from './token-store.js';
 import { AuthWakeups } from './wakeups.js';
 
-export { authKeys, secretFingerprint, type AuthKeys } from './keys.js';
+export { authClientKey, authKeys, secretFingerprint, type AuthKeys } from './keys.js';
 export { CredentialsRejectedError, isCredentialsRejected } from './errors.js';
 export { noopAuthMetrics, ROTATION_REASONS, type AuthMetrics, type RotationReason } from './metrics.js';
 export { RedisTokenProvider } from './provider.js';
@@ -30,7 +30,8 @@ export { AuthWakeups, type WakeKind } from './wakeups.js';
 /** The part of a tenant's config the token protocol needs (TenantConfig fits). */
 export interface AuthTenant {
   id: string;
-  collections: { clientId: string; clientSecret: Secret };
+  /** `authUrl`: the tenant's token endpoint, when not the deployment's (CreateAuthOptions.authUrl). */
+  collections: { clientId: string; clientSecret: Secret; authUrl?: string | undefined };
   inFlightLimit?: number | undefined;
 }
 
@@ -41,6 +42,8 @@ export interface CreateAuthOptions {
   subscriber?: Redis;
   /** KEY_PREFIX (the same as BullMQ's). */
   prefix: string;
+  /** The token endpoint's address of tenants that name none (COLLECTIONS_AUTH_URL). */
+  authUrl: string;
   /** The refresh-token queue (on-demand rotations are enqueued there, schedulers upserted there). */
   jobs: RefreshJobs;
   logger: Logger;
@@ -58,6 +61,8 @@ export interface Auth {
   readonly refresher: TokenRefresher;
   /** The provider of a tenant (cached per tenant id, client and secret; a changed secret gives a new one). */
   providerFor(tenant: AuthTenant): TokenProvider;
+  /** The client key of a tenant's token: one per (auth URL, client id). */
+  clientKeyOf(tenant: AuthTenant): string;
   status(clientKey: string): Promise<AuthStatus>;
   /** Upserts the per-client rotation schedulers (call from one place: start and tenants-file change). */
   ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[] }>;
@@ -95,13 +100,15 @@ export function createAuth(o: CreateAuthOptions): Auth {
     return s;
   };
   const providers = new Map<string, { sig: string; provider: RedisTokenProvider }>();
+  const clientKeyOf = (tenant: AuthTenant): string => authClientKey(tenant.collections.authUrl ?? o.authUrl, tenant.collections.clientId);
 
   return {
     settings,
     refresher,
+    clientKeyOf,
     providerFor(tenant) {
-      const clientKey = tenant.collections.clientId;
-      const fingerprint = secretFingerprint(clientKey, tenant.collections.clientSecret);
+      const clientKey = clientKeyOf(tenant);
+      const fingerprint = secretFingerprint(tenant.collections.clientId, tenant.collections.clientSecret);
       const limit = tenant.inFlightLimit ?? settings.inFlightLimit;
       const sig = `${clientKey}\0${fingerprint}\0${limit}`;
       const cached = providers.get(tenant.id);
@@ -114,6 +121,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
         logger,
         requestRefresh: (r) => o.jobs.request(r),
         tenantId: tenant.id,
+        clientId: tenant.collections.clientId,
         fingerprint,
         inFlightLimit: limit,
       });
@@ -122,7 +130,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
     },
     status: (clientKey) => storeOf(clientKey).status(),
     ensureSchedules(tenants) {
-      const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: t.collections.clientId, tenantId: t.id }));
+      const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: clientKeyOf(t), tenantId: t.id }));
       return o.jobs.schedule(clients, settings.scheduleEveryMs);
     },
     async close() {

@@ -1,11 +1,26 @@
 import { createHash } from 'node:crypto';
 import type { Secret } from '../config/secret.js';
-import { clientKey } from '../redis/keys.js';
+import { clientDigest, clientKey } from '../redis/keys.js';
 
 /**
- * The Redis keys of one client's token protocol (a client key is the service's client id: two tenants with
- * the same client id share one token, as the service does). All under the one prefix, so one Cluster slot.
+ * The client key of the token protocol: one per (auth URL, client id), a digest of both (issue 17). Two tenants
+ * with the same client id on the same service share one token, as the service does; on two services they do not.
+ * The URL is compared without its trailing slashes, scheme and host in lower case.
  */
+export function authClientKey(authUrl: string, clientId: string): string {
+  return clientDigest('collections-auth', normalizeAuthUrl(authUrl), clientId);
+}
+
+function normalizeAuthUrl(authUrl: string): string {
+  try {
+    const u = new URL(authUrl);
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return authUrl.replace(/\/+$/, '');
+  }
+}
+
+/** The Redis keys of one client's token protocol (`client`: its authClientKey). All under the one prefix. */
 export interface AuthKeys {
   /** HASH token, version, issuedAt, expiresAt (ms). Never expires, so versions never go back. */
   readonly token: string;

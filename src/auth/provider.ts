@@ -19,6 +19,8 @@ export interface RedisTokenProviderDeps {
   /** Asks for a rotation (a deduplicated refresh-token job). */
   requestRefresh: (request: RefreshRequest) => Promise<unknown>;
   tenantId: string;
+  /** The service's client id (for messages: the store's client key is a digest of it and the auth URL). */
+  clientId: string;
   /** Fingerprint of the secret this tenant's config holds: a failure recorded for another secret does not block. */
   fingerprint: string;
   /** Requests in flight for this client across all processes. */
@@ -66,7 +68,7 @@ export class RedisTokenProvider implements TokenProvider {
         return this.#lease(leaseId, r.token, r.version);
       }
       if (r.kind === 'failed') {
-        throw new CredentialsRejectedError({ clientKey: this.#clientKey, tenantId: this.#d.tenantId, failures: r.failures, nextAttemptAt: r.nextAttemptAt, reason: r.reason });
+        throw new CredentialsRejectedError({ clientKey: this.#clientKey, clientId: this.#d.clientId, tenantId: this.#d.tenantId, failures: r.failures, nextAttemptAt: r.nextAttemptAt, reason: r.reason });
       }
       waited = true;
       if (r.kind === 'missing') await this.#ask({ reason: 'missing' });
@@ -76,7 +78,7 @@ export class RedisTokenProvider implements TokenProvider {
         if (wakeups.isReady(channel)) continue;
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw noTokenWithin(this.#clientKey, Date.now() - started, r.kind === 'limit' ? 'in-flight limit reached' : r.kind === 'gate' ? 'gate closed' : 'no token yet');
+      if (left <= 0) throw noTokenWithin(this.#d.clientId, Date.now() - started, r.kind === 'limit' ? 'in-flight limit reached' : r.kind === 'gate' ? 'gate closed' : 'no token yet');
       const woke =
         r.kind === 'limit'
           ? await wakeups.wait(channel, LIMIT_KINDS, Math.min(left, settings.pollMs), signal, limitGeneration)
@@ -103,14 +105,14 @@ export class RedisTokenProvider implements TokenProvider {
       if (s.version !== lease.version) return;
       const f = s.failure;
       if (f && f.nextAttemptAt > s.now && f.secretFingerprint === this.#d.fingerprint) {
-        throw new CredentialsRejectedError({ clientKey: this.#clientKey, tenantId: this.#d.tenantId, failures: f.failures, nextAttemptAt: f.nextAttemptAt, reason: f.reason });
+        throw new CredentialsRejectedError({ clientKey: this.#clientKey, clientId: this.#d.clientId, tenantId: this.#d.tenantId, failures: f.failures, nextAttemptAt: f.nextAttemptAt, reason: f.reason });
       }
       if (!asked) this.#d.logger.debug({ clientKey: this.#clientKey, reason, version: lease.version }, 'auth: 401 with the current token; asking for a rotation');
       asked = true;
       await this.#ask({ reason: '401', seenVersion: lease.version });
       await wakeups.ensure(channel);
       const left = deadline - Date.now();
-      if (left <= 0) throw noTokenWithin(this.#clientKey, Date.now() - started, `no rotation after a 401 (${reason})`);
+      if (left <= 0) throw noTokenWithin(this.#d.clientId, Date.now() - started, `no rotation after a 401 (${reason})`);
       const woke = await wakeups.wait(channel, GATE_KINDS, Math.min(left, settings.pollMs), signal, generation);
       if (woke === 'aborted') throw new AbortedError({ route: TOKEN_ROUTE, cause: signal?.reason });
     }

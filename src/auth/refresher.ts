@@ -4,7 +4,7 @@ import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
 import { RedisLock } from '../redis/lock.js';
 import { isCredentialsRejected } from './errors.js';
-import { secretFingerprint } from './keys.js';
+import { authClientKey, secretFingerprint } from './keys.js';
 import type { AuthMetrics, RotationReason } from './metrics.js';
 import type { RefreshRequest } from './refresh-request.js';
 import { tokenPlan, type AuthSettings, type TokenPlan } from './settings.js';
@@ -81,7 +81,9 @@ export class TokenRefresher {
 
   async rotate(clientKey: string, credentials: ClientCredentials, opts: RotateOptions): Promise<RotateOutcome> {
     const { settings } = this.#d;
-    if (credentials.clientId !== clientKey) throw new Error(`credentials of client "${credentials.clientId}" given for client "${clientKey}"`);
+    if (authClientKey(credentials.authUrl, credentials.clientId) !== clientKey) {
+      throw new Error(`credentials of client "${credentials.clientId}" at ${credentials.authUrl} given for another client key (${clientKey})`);
+    }
     const store = new ClientAuthStore(this.#d.redis, this.#d.prefix, clientKey);
     const fingerprint = secretFingerprint(credentials.clientId, credentials.clientSecret);
 
@@ -126,7 +128,7 @@ export class TokenRefresher {
       } catch (err) {
         if (isCredentialsRejected(err)) {
           const f = await store.recordFailure(owner, 'the token endpoint refused the client credentials', fingerprint, settings.cooldownBaseMs, settings.cooldownMaxMs);
-          this.#log.error({ clientKey, failures: f.failures, nextAttemptAt: new Date(f.nextAttemptAt).toISOString() }, 'auth: credentials rejected; token requests held (fix the secret in the tenants file)');
+          this.#log.error({ clientKey, clientId: credentials.clientId, failures: f.failures, nextAttemptAt: new Date(f.nextAttemptAt).toISOString() }, 'auth: credentials rejected; token requests held (fix the secret in the tenants file)');
           return { outcome: 'rejected', failures: f.failures, nextAttemptAt: f.nextAttemptAt };
         }
         await store.openGate(owner);
@@ -144,7 +146,7 @@ export class TokenRefresher {
       }
       this.#d.metrics.rotation(clientKey, opts.reason);
       this.#log.info(
-        { clientKey, reason: opts.reason, version: stored.version, drained, expiresInMs: expiresAt - stored.now, marginMs: plan.marginMs, leaseFloorMs: plan.leaseFloorMs },
+        { clientKey, clientId: credentials.clientId, reason: opts.reason, version: stored.version, drained, expiresInMs: expiresAt - stored.now, marginMs: plan.marginMs, leaseFloorMs: plan.leaseFloorMs },
         'auth: token rotated',
       );
       await this.#planCheck(clientKey, opts.tenantId, stored.version, expiresAt - plan.marginMs - stored.now);

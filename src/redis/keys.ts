@@ -6,6 +6,8 @@
  * keys share one Cluster slot). test/redis/keys.test.ts pins the strings of every store.
  */
 
+import { createHash } from 'node:crypto';
+
 export type KeyPart = string | number;
 
 /** What a key holds: one word (`'ids'`) or a path of words (`['calls', 'ledger']`), written before its owner. */
@@ -37,6 +39,17 @@ export function tenantKey(prefix: string, tenant: string, kind: KeyKind, ...part
  */
 export function clientKey(prefix: string, client: string, kind: KeyKind, ...parts: KeyPart[]): string {
   return join(prefix, kind, client, parts);
+}
+
+/**
+ * The owner id of a client known by several parts (the token protocol: the auth URL and the client id, so two
+ * services' clients with one id never share a key): a hex digest of the parts, each length-prefixed, so distinct
+ * part lists give distinct ids and no part can reshape a key (no `:`, no hash-tag braces).
+ */
+export function clientDigest(...parts: string[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(`${Buffer.byteLength(p)}:`).update(p);
+  return h.digest('hex').slice(0, 32);
 }
 
 /** A platform connection's key (Xero: one organisation's tokens and limits): `<prefix>:<kind>:<connection>[:<part>...]`. */

@@ -115,6 +115,7 @@ async function main(): Promise<void> {
   const rig = await buildRig({
     url: cfg.redisUrl,
     prefix: cfg.prefix,
+    authUrl: cfg.authUrl,
     settings: cfg.settings,
     logger,
     metrics,

@@ -76,7 +76,7 @@ async function runFleet(lifetimeMs: number, durationMs: number, configured = tru
   };
   const tenants = [{ id: 't1', clientId: 'c1', secret: 's1' }];
   // The one place that upserts the schedulers (the worker's start in production).
-  rig = await buildRig({ url: redis.url, prefix, settings });
+  rig = await buildRig({ url: redis.url, prefix, authUrl: sim.authUrl, settings });
   await rig.auth.ensureSchedules([{ id: 't1', collections: { clientId: 'c1', clientSecret: new Secret('s1') } }]);
   expect((await rig.queue.getJobSchedulers()).map((s) => s.every)).toEqual([resolveAuthSettings(settings).scheduleEveryMs]);
 

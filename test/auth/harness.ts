@@ -29,9 +29,14 @@ export interface AuthRig {
   close(): Promise<void>;
 }
 
+/** The token endpoint's address in tests that never call it (no simulator). */
+export const NO_AUTH_URL = 'http://127.0.0.1:1';
+
 export interface RigOptions {
   url: string;
   prefix: string;
+  /** The default token endpoint of tenants (default NO_AUTH_URL); it is part of every client key. */
+  authUrl?: string;
   settings: AuthSettingsInput;
   logger?: Logger;
   metrics?: AuthMetrics;
@@ -51,6 +56,7 @@ export async function buildRig(o: RigOptions): Promise<AuthRig> {
   const auth = createAuth({
     redis,
     prefix: o.prefix,
+    authUrl: o.authUrl ?? NO_AUTH_URL,
     jobs: refreshJobs(queue, logger),
     logger,
     settings: o.settings,

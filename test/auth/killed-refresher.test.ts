@@ -4,7 +4,7 @@
  * stalled by another worker and completes (no lost job), and no request fails.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { AuthMetrics, RotateOutcome } from '../../src/auth/index.js';
+import { authClientKey, type AuthMetrics, type RotateOutcome } from '../../src/auth/index.js';
 import { enqueueRefresh } from '../../src/queues/index.js';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { CollectionsClient } from '../../src/collections/client.js';
@@ -41,11 +41,12 @@ it('a refresher killed with the gate closed stalls others no longer than the gat
   // This process sends requests (no refresh worker yet, so the killed child takes the rotation job).
   const waits: number[] = [];
   const metrics: AuthMetrics = { rotation: () => undefined, unauthorized: () => undefined, gateWaitMs: (ms) => waits.push(ms) };
-  const sender = await buildRig({ url: redis.url, prefix, settings, metrics });
+  const sender = await buildRig({ url: redis.url, prefix, authUrl: sim.authUrl, settings, metrics });
+  const c1 = authClientKey(sim.authUrl, 'c1');
   rigs.push(sender);
   const gateTtlMs = sender.auth.settings.gateTtlMs;
-  await sender.auth.refresher.rotate('c1', credentials('t1')!, { reason: 'manual' });
-  expect((await sender.auth.status('c1')).version).toBe(1);
+  await sender.auth.refresher.rotate(c1, credentials('t1')!, { reason: 'manual' });
+  expect((await sender.auth.status(c1)).version).toBe(1);
 
   const client = new CollectionsClient({ baseUrl: sim.baseUrl, tokens: sender.auth.providerFor(tenant), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
   let stop = false;
@@ -69,10 +70,10 @@ it('a refresher killed with the gate closed stalls others no longer than the gat
     startAt: 0, durationMs: 0, concurrency: 0, runWorker: true, worker: { lockDuration: 1_500, stalledInterval: 500 }, pauseBeforeTokenCall: true,
   });
   await child.next('ready');
-  const jobId = await enqueueRefresh(sender.queue, { clientKey: 'c1', tenantId: 't1', reason: 'manual' });
+  const jobId = await enqueueRefresh(sender.queue, { clientKey: c1, tenantId: 't1', reason: 'manual' });
   expect(jobId).toBeDefined();
   await child.next('paused');
-  const during = await sender.auth.status('c1');
+  const during = await sender.auth.status(c1);
   expect(during.gateClosed).toBe(true);
   expect(during.leases).toBe(0); // drained before the token call
   const okAtKill = ok;
@@ -81,19 +82,19 @@ it('a refresher killed with the gate closed stalls others no longer than the gat
 
   // Requests resume once the gate expires, with the old (still valid) token.
   await eventually(async () => (ok > okAtKill + 50 ? true : undefined), gateTtlMs + 5_000, 'requests after the kill');
-  expect((await sender.auth.status('c1')).gateClosed).toBe(false);
+  expect((await sender.auth.status(c1)).gateClosed).toBe(false);
   expect(waits.length).toBeGreaterThan(0);
   expect(Math.max(...waits)).toBeLessThanOrEqual(gateTtlMs + 1_000);
-  expect((await sender.auth.status('c1')).version).toBe(1);
+  expect((await sender.auth.status(c1)).version).toBe(1);
 
   // Another worker recovers the stalled job and finishes the rotation.
   const done = new Map<string, RotateOutcome>();
-  const rescuer = await buildRig({ url: redis.url, prefix, settings, credentials, worker: { stalledInterval: 300, lockDuration: 1_500 } });
+  const rescuer = await buildRig({ url: redis.url, prefix, authUrl: sim.authUrl, settings, credentials, worker: { stalledInterval: 300, lockDuration: 1_500 } });
   rigs.push(rescuer);
   rescuer.worker!.on('completed', (job, result: RotateOutcome) => void done.set(job.id ?? '', result));
   const outcome = await eventually(async () => done.get(jobId!), 20_000, `job ${jobId} completed`);
   expect(outcome).toMatchObject({ outcome: 'rotated', version: 2 });
-  expect((await sender.auth.status('c1')).version).toBe(2);
+  expect((await sender.auth.status(c1)).version).toBe(2);
 
   const okAtRotation = ok;
   await eventually(async () => (ok > okAtRotation + 50 ? true : undefined), 10_000, 'requests after the rotation');

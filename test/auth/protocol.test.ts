@@ -5,16 +5,20 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
-import { CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
+import { authClientKey, CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import { Queue } from 'bullmq';
 import { createAuth } from '../../src/auth/index.js';
 import { QUEUES, refreshJobs } from '../../src/queues/index.js';
+import { refreshPlanId } from '../../src/queues/jobs.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
-import { buildRig, eventually, quietLogger, sleep, type AuthRig } from './harness.js';
+import { buildRig, eventually, NO_AUTH_URL, quietLogger, sleep, type AuthRig } from './harness.js';
+
+/** The client key of client c1 at the (never called) token endpoint of these tests. */
+const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
 let redis: TestRedis;
 const rigs: AuthRig[] = [];
@@ -61,7 +65,7 @@ const settle = async <T>(p: Promise<T>): Promise<'pending' | 'settled'> =>
 describe('leases', () => {
   it('take one round trip each way, carry the stored token and version, and count against the in-flight limit', async () => {
     const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000 });
-    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider: TokenProvider = r.auth.providerFor(tenant('t1', 'c1', 's', 3));
 
     // Warm up (loads the scripts), then count every command this connection sends.
@@ -76,31 +80,31 @@ describe('leases', () => {
     const leases = await Promise.all([provider.acquire(), provider.acquire(), provider.acquire()]);
     expect(leases.map((l) => [l.token, l.version])).toEqual([['tok-1', 1], ['tok-1', 1], ['tok-1', 1]]);
     expect(calls).toEqual(['evalsha', 'evalsha', 'evalsha']);
-    expect((await r.auth.status('c1')).leases).toBe(3);
+    expect((await r.auth.status(C1)).leases).toBe(3);
 
     const fourth = provider.acquire();
     expect(await settle(fourth)).toBe('pending');
     await leases[0].release();
     const got = await fourth;
     expect(got.token).toBe('tok-1');
-    expect((await r.auth.status('c1')).leases).toBe(3);
+    expect((await r.auth.status(C1)).leases).toBe(3);
     calls.length = 0;
     await got.release();
     expect(calls).toEqual(['evalsha']);
     await got.release(); // idempotent: no second round trip
     expect(calls).toEqual(['evalsha']);
     await Promise.all([leases[1], leases[2]].map((l) => l.release()));
-    expect((await r.auth.status('c1')).leases).toBe(0);
+    expect((await r.auth.status(C1)).leases).toBe(0);
   });
 
   it('expire on their own, so a request that never released does not hold the limit', async () => {
     const { rig: r, prefix } = await rig({ requestTimeoutMs: 200 });
-    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's', 1));
     await provider.acquire(); // never released (a crashed process)
     const second = provider.acquire();
     expect((await second).token).toBe('tok-1');
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await sleep(250);
     expect(await store.leaseCount()).toBe(0);
   });
@@ -117,7 +121,7 @@ describe('the token held decides (issue 12)', () => {
 
   it('never leases a token within its lease floor (as good as missing: a rotation is asked for), and no lease outlives its token', async () => {
     const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000 });
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await r.redis.set(store.keys.lock, 'seeder', 'PX', 5_000);
     // 3 s of life left, a lease floor of 2 s: leased, but the lease ends with the token, not 10 s later.
     const expiresAt = Date.now() + 3_000;
@@ -130,7 +134,7 @@ describe('the token held decides (issue 12)', () => {
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
     const waiting = provider.acquire(AbortSignal.timeout(600)).catch((err: unknown) => err);
     const asked = await eventually(async () => (await r.queue.getJobs(['waiting']))[0], 2_000, 'a rotation asked for');
-    expect(asked.data).toEqual({ clientKey: 'c1', tenantId: 't1', reason: 'missing' });
+    expect(asked.data).toEqual({ clientKey: C1, tenantId: 't1', reason: 'missing' });
     expect(await waiting).toBeInstanceOf(Error);
   });
 
@@ -140,12 +144,13 @@ describe('the token held decides (issue 12)', () => {
     prefixes.push(prefix);
     const r = await buildRig({ url: redis.url, prefix, settings: { requestTimeoutMs: 10_000 }, requestToken: async () => ({ accessToken: 'tok-new', expiresAtMs: exp * 1000 }) });
     rigs.push(r);
-    const out = await r.auth.refresher.rotate('c1', { clientId: 'c1', clientSecret: new Secret('s'), authUrl: 'http://127.0.0.1:1' }, { reason: 'manual', tenantId: 't1' });
+    const out = await r.auth.refresher.rotate(C1, { clientId: 'c1', clientSecret: new Secret('s'), authUrl: NO_AUTH_URL }, { reason: 'manual', tenantId: 't1' });
     expect(out).toMatchObject({ outcome: 'rotated', version: 1 });
     const planned = await r.queue.getJobs(['delayed']);
-    expect(planned.map((j) => [j.id, j.data as unknown])).toEqual([['refresh-at.c1.1', { clientKey: 'c1', tenantId: 't1', reason: 'scheduled', seenVersion: 1 }]]);
-    const state = await new ClientAuthStore(r.redis, prefix, 'c1').state();
-    expect(state.marginMs).toBe(tokenPlan(r.auth.settings, exp * 1000 - state.issuedAt!).marginMs);
+    expect(planned.map((j) => [j.id, j.data as unknown])).toEqual([[refreshPlanId(C1, 1), { clientKey: C1, tenantId: 't1', reason: 'scheduled', seenVersion: 1 }]]);
+    const state = await new ClientAuthStore(r.redis, prefix, C1).state();
+    // The plan of the token's lifetime (the refresher estimates Redis's clock at the store: a few ms off).
+    expect(Math.abs(state.marginMs! - tokenPlan(r.auth.settings, exp * 1000 - state.issuedAt!).marginMs)).toBeLessThanOrEqual(50);
     // Due at the margin: expiry - margin, counted from the store.
     const job = planned[0]!;
     expect(job.timestamp + job.delay).toBeGreaterThanOrEqual(exp * 1000 - state.marginMs! - 1_000);
@@ -156,24 +161,24 @@ describe('the token held decides (issue 12)', () => {
 describe('gate', () => {
   it('holds new requests while closed and lets them through when it expires (a dead refresher stalls nobody for longer)', async () => {
     const { rig: r, prefix } = await rig();
-    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await store.closeGate('dead-refresher', 600);
-    expect((await r.auth.status('c1')).gateClosed).toBe(true);
+    expect((await r.auth.status(C1)).gateClosed).toBe(true);
     const waiting = provider.acquire();
     expect(await settle(waiting)).toBe('pending');
     const lease = await waiting;
     expect(lease.token).toBe('tok-1');
-    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+    expect((await r.auth.status(C1)).gateClosed).toBe(false);
     await lease.release();
   });
 
   it('wakes the waiters at once when the refresher opens it', async () => {
     const { rig: r, prefix } = await rig({ pollMs: 10_000, acquireTimeoutMs: 5_000 });
-    await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's'));
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await store.closeGate('refresher', 60_000);
     // A request budget of 3 s (the client passes one): polling alone would not make it.
     const waiters = Array.from({ length: 10 }, () => provider.acquire(AbortSignal.timeout(3_000)));
@@ -193,10 +198,10 @@ describe('subscriber', () => {
     prefixes.push(prefix);
     const producer = await connectRedis(createRedis(redis.url, 'producer'), redis.url);
     const queue = new Queue(QUEUES.refreshToken, { connection: producer, prefix });
-    const auth = createAuth({ redis: producer, prefix, jobs: refreshJobs(queue), logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });
+    const auth = createAuth({ redis: producer, prefix, authUrl: NO_AUTH_URL, jobs: refreshJobs(queue), logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });
     try {
-      await seed(producer, prefix, 'c1', 'tok-1', Date.now() + 60_000);
-      const store = new ClientAuthStore(producer, prefix, 'c1');
+      await seed(producer, prefix, C1, 'tok-1', Date.now() + 60_000);
+      const store = new ClientAuthStore(producer, prefix, C1);
       await store.closeGate('refresher', 60_000);
       const provider = auth.providerFor(tenant('t1', 'c1', 's'));
       const waiting = provider.acquire(AbortSignal.timeout(3_000)); // polling alone would not make it
@@ -223,7 +228,7 @@ describe('missing token', () => {
     expect(first.status === 'rejected' && (first.reason as { code?: string }).code).toBe('COLLECTIONS_TRANSIENT');
     const jobs = await r.queue.getJobs(['waiting', 'delayed', 'active']);
     expect(jobs.length).toBe(1);
-    expect(jobs[0]!.data).toMatchObject({ clientKey: 'c1', reason: 'missing' });
+    expect(jobs[0]!.data).toMatchObject({ clientKey: C1, reason: 'missing' });
     // Ids only: never a secret or a token in job data.
     expect(JSON.stringify(jobs[0]!.data)).not.toContain('"s"');
   });
@@ -232,11 +237,11 @@ describe('missing token', () => {
 describe('failure state', () => {
   it('makes acquire fail fast with a clear auth error for the refused secret only', async () => {
     const { rig: r, prefix } = await rig({ acquireTimeoutMs: 400 });
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await store.closeGate('refresher', 5_000);
     const f = await store.recordFailure('refresher', 'the token endpoint refused the client credentials', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
     expect(f.failures).toBe(1);
-    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+    expect((await r.auth.status(C1)).gateClosed).toBe(false);
 
     const wrong = r.auth.providerFor(tenant('t1', 'c1', 'wrong'));
     const err = await wrong.acquire().then(() => undefined, (e: unknown) => e);
@@ -255,7 +260,7 @@ describe('failure state', () => {
 
     const again = await store.recordFailure('x', 'refused', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
     expect(again.failures).toBe(2);
-    const status = await r.auth.status('c1');
+    const status = await r.auth.status(C1);
     expect(status.failure?.failures).toBe(2);
     expect(status.failure!.nextAttemptAt - Date.now()).toBeGreaterThan(60_000);
   });
@@ -264,15 +269,15 @@ describe('failure state', () => {
 describe('store', () => {
   it('is fenced by the lock and by the version, and opens the gate either way', async () => {
     const { rig: r, prefix } = await rig();
-    const v1 = await seed(r.redis, prefix, 'c1', 'tok-1', Date.now() + 60_000);
+    const v1 = await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     expect(v1).toBe(1);
-    const store = new ClientAuthStore(r.redis, prefix, 'c1');
+    const store = new ClientAuthStore(r.redis, prefix, C1);
     await r.redis.set(store.keys.lock, 'owner-a', 'PX', 5_000);
     await store.closeGate('owner-b', 5_000);
     expect(await store.store('owner-b', 1, 'tok-stale', Date.now() + 60_000)).toEqual({ ok: false, why: 'lock-lost' });
     await store.closeGate('owner-a', 5_000);
     expect(await store.store('owner-a', 0, 'tok-stale', Date.now() + 60_000)).toEqual({ ok: false, why: 'version-moved' });
-    expect((await r.auth.status('c1')).gateClosed).toBe(false);
+    expect((await r.auth.status(C1)).gateClosed).toBe(false);
     expect(await store.store('owner-a', 1, 'tok-2', Date.now() + 60_000)).toMatchObject({ ok: true, version: 2 });
     expect(await r.redis.hget(store.keys.token, 'token')).toBe('tok-2');
   });

@@ -6,10 +6,12 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
-import { type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
+import { authClientKey, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
 import { ensureRefreshSchedules, JOBS } from '../../src/queues/index.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { buildRig, quietLogger, type AuthRig } from './harness.js';
+import { buildRig, NO_AUTH_URL, quietLogger, type AuthRig } from './harness.js';
+
+const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
 let redis: TestRedis;
 const rigs: AuthRig[] = [];
@@ -36,16 +38,21 @@ describe('refresh-token processor', () => {
       return { outcome: 'skipped' as const, why: 'fresh' as const, version: 3 };
     },
   };
-  const resolve = (id: string): ClientCredentials | undefined =>
-    id === 't1' ? { clientId: 'c1', clientSecret: new Secret('s1'), authUrl: 'http://127.0.0.1:1' } : id === 't2' ? { clientId: 'c9', clientSecret: new Secret('s9'), authUrl: 'http://127.0.0.1:1' } : undefined;
+  const tenants: Record<string, ClientCredentials> = {
+    t1: { clientId: 'c1', clientSecret: new Secret('s1'), authUrl: NO_AUTH_URL },
+    t2: { clientId: 'c9', clientSecret: new Secret('s9'), authUrl: NO_AUTH_URL },
+    // The same client id at another service: another client.
+    t3: { clientId: 'c1', clientSecret: new Secret('s1'), authUrl: 'http://127.0.0.1:2' },
+  };
+  const resolve = (id: string): ClientCredentials | undefined => tenants[id];
   const processor = createRefreshTokenProcessor({ refresher, resolveCredentials: resolve, logger: quietLogger() });
 
   it('rotates with the credentials of the tenants file and the reason and version of the job', async () => {
     calls.length = 0;
-    const out = await processor(job({ clientKey: 'c1', tenantId: 't1', reason: '401', seenVersion: 3 }));
+    const out = await processor(job({ clientKey: C1, tenantId: 't1', reason: '401', seenVersion: 3 }));
     expect(out).toEqual({ outcome: 'skipped', why: 'fresh', version: 3 });
     expect(calls.length).toBe(1);
-    expect(calls[0]!.clientKey).toBe('c1');
+    expect(calls[0]!.clientKey).toBe(C1);
     expect(calls[0]!.opts).toEqual({ reason: '401', seenVersion: 3, tenantId: 't1' });
     expect(calls[0]!.credentials.clientSecret.reveal()).toBe('s1');
   });
@@ -53,11 +60,14 @@ describe('refresh-token processor', () => {
   it('fails a stale or secret-bearing payload, an unknown tenant and a changed client as unrecoverable', async () => {
     calls.length = 0;
     for (const data of [
-      { clientKey: 'c1', tenantId: 't1' },
-      { clientKey: 'c1', tenantId: 't1', reason: 'soon' },
-      { clientKey: 'c1', tenantId: 't1', reason: 'manual', clientSecret: 's1' },
-      { clientKey: 'c1', tenantId: 'gone', reason: 'manual' },
-      { clientKey: 'c1', tenantId: 't2', reason: 'manual' },
+      { clientKey: C1, tenantId: 't1' },
+      { clientKey: C1, tenantId: 't1', reason: 'soon' },
+      { clientKey: C1, tenantId: 't1', reason: 'manual', clientSecret: 's1' },
+      { clientKey: C1, tenantId: 'gone', reason: 'manual' },
+      { clientKey: C1, tenantId: 't2', reason: 'manual' },
+      { clientKey: C1, tenantId: 't3', reason: 'manual' },
+      // A job of the old layout (the client id as its key) is stale.
+      { clientKey: 'c1', tenantId: 't1', reason: 'manual' },
     ]) {
       await expect(processor(job(data))).rejects.toBeInstanceOf(UnrecoverableError);
     }

@@ -4,7 +4,7 @@
  * tenants with different clients (tokens never cross).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { authKeys, type ClientCredentials } from '../../src/auth/index.js';
+import { authClientKey, authKeys, type ClientCredentials } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { requestToken, TOKEN_ROUTE } from '../../src/collections/token.js';
 import { Secret } from '../../src/config/secret.js';
@@ -14,6 +14,8 @@ import { buildRig, eventually, type AuthRig } from './harness.js';
 
 let redis: TestRedis;
 let sim: Simulator | undefined;
+/** Simulators of a test beyond `sim`. */
+const others: Simulator[] = [];
 const rigs: AuthRig[] = [];
 const clients: CollectionsClient[] = [];
 const prefixes: string[] = [];
@@ -26,6 +28,7 @@ afterEach(async () => {
   for (const r of rigs.splice(0)) await r.close();
   await sim?.close();
   sim = undefined;
+  for (const o of others.splice(0)) await o.close();
   for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
 });
 afterAll(async () => {
@@ -68,6 +71,7 @@ async function setup(specs: TenantSpec[], simClients: Array<{ clientId: string; 
   const rig = await buildRig({
     url: redis.url,
     prefix,
+    authUrl: sim.authUrl,
     settings: { requestTimeoutMs: 5_000, tokenCallTimeoutMs: 2_000, pollMs: 100, ...settings },
     credentials: tenants.credentials,
   });
@@ -93,7 +97,7 @@ describe('compare-and-refresh', () => {
 
     await Promise.all(Array.from({ length: 50 }, () => provider.rejected(first, 'superseded')));
     expect(s.counters().tokensIssued['c1']).toBe(2);
-    expect((await rig.auth.status('c1')).version).toBe(2);
+    expect((await rig.auth.status(authClientKey(s.authUrl, 'c1'))).version).toBe(2);
 
     // The same stale version again: the stored one moved on, so nothing is rotated.
     await Promise.all(Array.from({ length: 50 }, () => provider.rejected(first, 'superseded')));
@@ -117,7 +121,7 @@ describe('compare-and-refresh', () => {
     const c = s.counters();
     expect(c.unauthorized.superseded).toBeGreaterThan(0);
     expect(c.tokensIssued['c1']).toBe(3); // ours, the outsider's, and exactly one rotation
-    expect((await rig.auth.status('c1')).version).toBe(2);
+    expect((await rig.auth.status(authClientKey(s.authUrl, 'c1'))).version).toBe(2);
   });
 });
 
@@ -130,7 +134,7 @@ describe('token endpoint down', () => {
     expect(pages.length).toBe(10);
     expect(tokenCalls(s, '503')).toBe(2);
     expect(s.counters().tokensIssued['c1']).toBe(1);
-    const status = await rig.auth.status('c1');
+    const status = await rig.auth.status(authClientKey(s.authUrl, 'c1'));
     expect(status).toMatchObject({ version: 1, gateClosed: false, leases: 0 });
     expect(status.failure).toBeUndefined();
   });
@@ -169,7 +173,7 @@ describe('wrong credentials', () => {
     expect(refused).toBeGreaterThanOrEqual(1);
     expect(refused).toBeLessThanOrEqual(3);
     expect(s.counters().unauthorized).toEqual({ missing: 0, expired: 0, superseded: 0, invalid: 0 });
-    const status = await rig.auth.status('c1');
+    const status = await rig.auth.status(authClientKey(s.authUrl, 'c1'));
     expect(status.hasToken).toBe(false);
     expect(status.failure?.failures).toBe(refused);
     expect(status.failure?.reason).toContain('refused');
@@ -180,7 +184,7 @@ describe('wrong credentials', () => {
     const fixed = clientFor('t1');
     const page = await fixed.listContacts({ size: 1 });
     expect(page.items).toEqual([]);
-    const after = await rig.auth.status('c1');
+    const after = await rig.auth.status(authClientKey(s.authUrl, 'c1'));
     expect(after.failure).toBeUndefined();
     expect(after.hasToken).toBe(true);
     expect(tokenCalls(s, '200')).toBe(1);
@@ -219,16 +223,60 @@ describe('two tenants', () => {
     const c = s.counters();
     expect(c.unauthorized).toEqual({ missing: 0, expired: 0, superseded: 0, invalid: 0 });
     expect(c.tokensIssued).toEqual({ ca: 1, cb: 1 });
-    const ta = await rig.redis.hget(authKeys(prefix, 'ca').token, 'token');
-    const tb = await rig.redis.hget(authKeys(prefix, 'cb').token, 'token');
+    const ta = await rig.redis.hget(authKeys(prefix, authClientKey(s.authUrl, 'ca')).token, 'token');
+    const tb = await rig.redis.hget(authKeys(prefix, authClientKey(s.authUrl, 'cb')).token, 'token');
     expect(ta).not.toBe(tb);
     const sub = (t: string | null) => (JSON.parse(Buffer.from(t!.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string }).sub;
     expect([sub(ta), sub(tb)]).toEqual(['ca', 'cb']);
 
     // Rotating one client leaves the other's token alone.
-    await rig.auth.refresher.rotate('ca', { clientId: 'ca', clientSecret: new Secret('sa'), authUrl: s.authUrl }, { reason: 'manual' });
-    expect(await rig.redis.hget(authKeys(prefix, 'cb').token, 'token')).toBe(tb);
+    await rig.auth.refresher.rotate(authClientKey(s.authUrl, 'ca'), { clientId: 'ca', clientSecret: new Secret('sa'), authUrl: s.authUrl }, { reason: 'manual' });
+    expect(await rig.redis.hget(authKeys(prefix, authClientKey(s.authUrl, 'cb')).token, 'token')).toBe(tb);
     await eventually(async () => ((await b.listContacts({ size: 1 })).items.length === 1 ? true : undefined), 5_000, 'cb still served');
     expect(s.counters().unauthorized.superseded).toBe(0);
+  });
+});
+
+describe('one client id at two services (issue 17)', () => {
+  it('gives each its own token: both tenants sync with no 401 and no token crosses over', async () => {
+    // Two services, each with a client "c1" (and its own secret): the tenant of service B names its auth URL.
+    const simA = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 'secret-a' }], tokenLifetimeMs: 60_000 });
+    const simB = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 'secret-b' }], tokenLifetimeMs: 60_000 });
+    others.push(simA, simB);
+    const prefix = testPrefix('auth');
+    prefixes.push(prefix);
+    const tenantA = { id: 'ta', collections: { clientId: 'c1', clientSecret: new Secret('secret-a') } };
+    const tenantB = { id: 'tb', collections: { clientId: 'c1', clientSecret: new Secret('secret-b'), authUrl: simB.authUrl } };
+    const rig = await buildRig({
+      url: redis.url,
+      prefix,
+      authUrl: simA.authUrl,
+      settings: { requestTimeoutMs: 5_000, tokenCallTimeoutMs: 2_000, pollMs: 100 },
+      credentials: (id) =>
+        id === 'ta'
+          ? { clientId: 'c1', clientSecret: tenantA.collections.clientSecret, authUrl: simA.authUrl }
+          : id === 'tb'
+            ? { clientId: 'c1', clientSecret: tenantB.collections.clientSecret, authUrl: simB.authUrl }
+            : undefined,
+    });
+    rigs.push(rig);
+    expect(rig.auth.clientKeyOf(tenantA)).not.toBe(rig.auth.clientKeyOf(tenantB));
+    const a = new CollectionsClient({ baseUrl: simA.baseUrl, tokens: rig.auth.providerFor(tenantA), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
+    const b = new CollectionsClient({ baseUrl: simB.baseUrl, tokens: rig.auth.providerFor(tenantB), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
+    clients.push(a, b);
+
+    await Promise.all([
+      ...Array.from({ length: 15 }, (_, i) => a.createContact({ name: `A-${i}`, extPlatformId: `a-${i}` })),
+      ...Array.from({ length: 15 }, (_, i) => b.createContact({ name: `B-${i}`, extPlatformId: `b-${i}` })),
+    ]);
+    const [pa, pb] = await Promise.all([a.listContacts({ size: 100 }), b.listContacts({ size: 100 })]);
+    expect(pa.items.map((c) => c.name).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `A-${i}`).sort());
+    expect(pb.items.map((c) => c.name).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `B-${i}`).sort());
+    for (const s of [simA, simB]) {
+      expect(s.counters().unauthorized).toEqual({ missing: 0, expired: 0, superseded: 0, invalid: 0 });
+      expect(s.counters().tokensIssued).toEqual({ c1: 1 });
+    }
+    const stored = await Promise.all([tenantA, tenantB].map((t) => rig.redis.hget(authKeys(prefix, rig.auth.clientKeyOf(t)).token, 'token')));
+    expect(stored[0]).not.toBe(stored[1]);
   });
 });

@@ -5,11 +5,11 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { authKeys } from '../../src/auth/index.js';
+import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
 import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
 import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
-import { tenantKey } from '../../src/redis/keys.js';
+import { clientDigest, tenantKey } from '../../src/redis/keys.js';
 import { createStateStores } from '../../src/state/index.js';
 import { TenantFlags } from '../../src/state/flags.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
@@ -94,6 +94,16 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
       ].sort(),
     );
     expect(store.lockKey('cmp-a')).toBe(`${p}:calls:c:cmp-a:lock`);
+  });
+
+  it('a client of the token protocol is a digest of its auth URL and client id (issue 17)', () => {
+    const k = authClientKey('http://svc-a.test:4010', 'c1');
+    expect(k).toMatch(/^[0-9a-f]{32}$/);
+    expect(authClientKey('HTTP://SVC-A.test:4010/', 'c1')).toBe(k);
+    expect(authClientKey('http://svc-b.test:4010', 'c1')).not.toBe(k);
+    expect(authClientKey('http://svc-a.test:4010', 'c2')).not.toBe(k);
+    // Parts are length-prefixed: moving text from one part to the other gives another key.
+    expect(clientDigest('ab', 'c')).not.toBe(clientDigest('a', 'bc'));
   });
 
   it('the token protocol of a client', () => {

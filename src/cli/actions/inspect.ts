@@ -20,7 +20,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
     for (const t of tenants) {
       const cursors: Record<string, unknown> = {};
       for (const e of ENTITIES) cursors[e] = (await app.stores.cursors.get(t.id, e))?.highWater ?? null;
-      const auth = await app.auth.status(t.collections.clientId);
+      const auth = await app.auth.status(app.auth.clientKeyOf(t));
       report.push({
         tenant: t.id,
         platform: t.platform.kind,
