@@ -14,7 +14,7 @@ import { registerCalls } from './cli/commands/calls.js';
 import { registerInspect } from './cli/commands/inspect.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
-import { UsageError } from './cli/runtime.js';
+import { printable, UsageError } from './cli/runtime.js';
 
 /** The package's version: package.json is one folder up from src/cli.ts, two from dist/src/cli.js. */
 function packageVersion(): string {
@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     // required option or argument, no command) ends with 2, as for the usage errors our actions find.
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`collections-sync: ${message}\n`);
+    process.stderr.write(`collections-sync: ${printable(message)}\n`);
     if (err instanceof UsageError) return 2;
     // Only loaded when an error gets here (a configuration error comes from it, so it is loaded already then).
     const { ConfigError } = await import('./config/env.js');

@@ -85,9 +85,31 @@ export function parseDateOption(value: string, flag: string): string {
   return value;
 }
 
-/** Writes a line to stdout (the CLI's output channel; logs go to stderr). */
+// C0 controls but tab and newline, DEL, and C1 controls (0x9b is a one-byte CSI on some terminals).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text for a terminal: every control character but tab and newline shown as `\xNN`, so platform data (an id with
+ * ESC[2J, a name with a carriage return) reaches the operator as text and never as a terminal command (issue 17).
+ * The one escaping function of the CLI's human-readable output: `out` and the error printer use it.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Writes a line for people to stdout (the CLI's output channel; logs go to stderr), control characters escaped. */
 export function out(line: string): void {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`${printable(line)}\n`);
+}
+
+/**
+ * Writes `--json` output: JSON.stringify escapes C0 controls in strings already; DEL and C1 go out as \u escapes
+ * too (the same JSON, and safe on a terminal).
+ */
+export function outJson(value: unknown, indent?: number): void {
+  const text = JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  process.stdout.write(`${text}\n`);
 }
 
 /** Resolves on the first SIGTERM or SIGINT. */

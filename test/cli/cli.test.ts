@@ -121,4 +121,25 @@ describe('the command line', () => {
     expect(dl.code).toBe(0);
     expect(dl.stdout).toMatch(/no dead letters for acme/);
   });
+
+  it('escapes control characters in what people read: an id with ESC[2J cannot clear the screen (issue 17)', async () => {
+    await rig.app.stores.deadLetters.add('acme', [
+      { entity: 'contacts', platformId: 'C-\u001b[2J\u001b[H', reason: 'bad name "\u009b31mRED\r"\u0007', code: 'E_TEST', detail: { name: '\u001b]0;title\u0007' }, runId: 'r-1', at: Date.parse('2026-11-20T00:00:00Z') },
+    ]);
+    // eslint-disable-next-line no-control-regex -- looking for raw control characters
+    const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+    const list = await cli(['dead-letters', 'list', '--tenant', 'acme'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).not.toMatch(raw);
+    expect(list.stdout).toContain('contacts C-\\x1b[2J\\x1b[H [E_TEST] bad name "\\x9b31mRED\\x0d"\\x07');
+    // --json is JSON (C0 as \u001b by JSON.stringify; C1 as \u009b too), and parses back to the same strings.
+    const json = await cli(['dead-letters', 'list', '--tenant', 'acme', '--json'], env);
+    expect(json.stdout).not.toMatch(raw);
+    expect((JSON.parse(json.stdout) as { platformId: string; reason: string }[])[0]).toMatchObject({ platformId: 'C-\u001b[2J\u001b[H', reason: 'bad name "\u009b31mRED\r"\u0007' });
+    // An error that quotes what the user gave is escaped too.
+    const unknown = await cli(['status', '--tenant', 'x\u001b[2J'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown tenant "x\\x1b[2J"');
+    await rig.app.stores.deadLetters.clear('acme');
+  });
 });

@@ -26,7 +26,7 @@ import {
 import { uuid as uuidSchema } from '../../collections/schemas.js';
 import type { TenantConfig } from '../../config/tenants.js';
 import { enqueueCampaign, enqueueSingleCall } from '../../queues/index.js';
-import { out, parseDateOption, requireTenant, UsageError, withRuntime, type Runtime } from '../runtime.js';
+import { out, outJson, parseDateOption, requireTenant, UsageError, withRuntime, type Runtime } from '../runtime.js';
 import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
 function withCalls<T>(fn: (rt: Runtime, calls: CallStores) => Promise<T>): Promise<T> {
@@ -123,7 +123,7 @@ async function readList(path: string, tenant: TenantConfig, campaignId: string, 
 
 async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: boolean; keepWaiting?: boolean; json?: boolean }, queued: string): Promise<number> {
   if (!o.wait) {
-    if (o.json) out(JSON.stringify({ campaignId: id, status: 'queued' }));
+    if (o.json) outJson({ campaignId: id, status: 'queued' });
     else out(`${queued}; a worker runs it. Follow it with: collections-sync calls report --campaign ${id}`);
     return 0;
   }
@@ -137,7 +137,7 @@ async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: bo
   } catch (err) {
     if (!(err instanceof NoWorkerError)) throw err;
     process.stderr.write(`collections-sync: ${err.message}\n`);
-    if (o.json) out(JSON.stringify({ campaignId: id, status: 'queued', waited: false, reason: 'no worker' }));
+    if (o.json) outJson({ campaignId: id, status: 'queued', waited: false, reason: 'no worker' });
     else out(`${queued}; not waited for. Follow it with: collections-sync calls report --campaign ${id}`);
     return 1;
   } finally {
@@ -150,7 +150,7 @@ async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: bo
 }
 
 function printReport(report: CampaignReport, json: boolean | undefined): void {
-  if (json) out(JSON.stringify(report));
+  if (json) outJson(report);
   else for (const line of formatReport(report)) out(line);
 }
 
@@ -264,7 +264,7 @@ export async function list(o: { tenant?: string; unknown?: boolean; limit: strin
         rows.push({ tenant: t.id, campaignId: meta.id, source: meta.source, status: meta.status, dryRun: meta.dryRun, createdAt: new Date(meta.createdAt).toISOString(), ...(r ? { counts: r.counts } : {}) });
       }
     }
-    if (o.json) return out(JSON.stringify(rows, null, 2));
+    if (o.json) return outJson(rows, 2);
     if (rows.length === 0) return out(o.unknown ? 'no call has an unknown outcome' : 'no campaigns');
     for (const r of rows) {
       if (o.unknown) out(`${String(r['tenant'])}  ${String(r['campaignId'])}  ${String(r['number'])}  ${String(r['label'])}  since ${String(r['since'])}: ${typeof r['reason'] === 'string' ? r['reason'] : ''}`);
@@ -302,7 +302,7 @@ export async function resolve(action: 'confirm' | 'release', o: { tenant: string
       if (err instanceof Error && 'code' in err && err.code === 'CALLS_OPERATOR_REFUSED') throw new UsageError(err.message);
       throw err;
     }
-    if (o.json) return out(JSON.stringify({ action, campaignId: o.campaign, numbers: result.changed.map((e) => e.number) }));
+    if (o.json) return outJson({ action, campaignId: o.campaign, numbers: result.changed.map((e) => e.number) });
     if (result.changed.length === 0) return out(`campaign ${o.campaign} has no call with an unknown outcome`);
     out(`${action === 'confirm' ? 'confirmed' : 'released'} ${result.changed.length} call(s) of ${o.campaign}:`);
     for (const e of result.changed) out(`  ${e.number}  ${e.label}`);

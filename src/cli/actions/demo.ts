@@ -6,7 +6,7 @@ import { demoSample, writeDemoSample } from '../../demo/sample.js';
 import { formatSummary } from '../../demo/summary.js';
 import { createLogger } from '../../logger.js';
 import { runProgress } from '../progress.js';
-import { out, UsageError } from '../runtime.js';
+import { out, outJson, UsageError } from '../runtime.js';
 
 export async function demo(o: { contacts: string; json?: boolean; writeSample?: string }): Promise<void> {
   const contacts = Number(o.contacts);
@@ -34,7 +34,7 @@ export async function demo(o: { contacts: string; json?: boolean; writeSample?: 
       signal: abort.signal,
       ...(o.json ? {} : { progress: (label: string) => runProgress(label) }),
     });
-    if (o.json) out(JSON.stringify(summary, null, 2));
+    if (o.json) outJson(summary, 2);
     else for (const line of formatSummary(summary)) out(line);
   } catch (err) {
     if (abort.signal.aborted) {

@@ -3,7 +3,7 @@ import { ENTITIES } from '../../glossary.js';
 import { requestSync } from '../../queues/index.js';
 import { dryRun as planDryRun } from '../../sync/dry-run.js';
 import { describeCounts } from '../progress.js';
-import { out, requireTenant, UsageError, withRuntime } from '../runtime.js';
+import { out, outJson, requireTenant, UsageError, withRuntime } from '../runtime.js';
 
 const ago = (ms: number | null | undefined): string => {
   if (ms === undefined || ms === null) return '-';
@@ -32,7 +32,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
         runLock: (await app.stores.runLock.holder(t.id)) ?? null,
       });
     }
-    if (o.json) return out(JSON.stringify({ queues, tenants: report }, null, 2));
+    if (o.json) return outJson({ queues, tenants: report }, 2);
     out('queues:');
     for (const [name, c] of Object.entries(queues)) out(`  ${name.padEnd(13)} ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     for (const r of report) {
@@ -61,7 +61,7 @@ export async function deadLettersList(o: { tenant: string; entity?: string; limi
     const limit = Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
     const entries = await app.stores.deadLetters.list(o.tenant, { limit, ...(o.entity ? { entity: o.entity as (typeof ENTITIES)[number] } : {}) });
-    if (o.json) return out(JSON.stringify(entries.map(({ record: _r, ...rest }) => rest), null, 2));
+    if (o.json) return outJson(entries.map(({ record: _r, ...rest }) => rest), 2);
     if (entries.length === 0) return out(`no dead letters for ${o.tenant}`);
     for (const e of entries) {
       out(`${e.entity} ${e.platformId ?? '-'} ${e.place ? `at ${e.place} ` : ''}[${e.code}] ${e.reason} (${e.attempts}x, last ${new Date(e.at).toISOString()})`);
@@ -106,7 +106,7 @@ export async function dryRun(o: { tenant: string; full?: boolean; json?: boolean
       lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
       ...(o.full ? { full: true } : {}),
     });
-    if (o.json) return out(JSON.stringify(reports, null, 2));
+    if (o.json) return outJson(reports, 2);
     for (const r of reports) {
       out(`${r.entity.padEnd(9)} create ${r.create}, update ${r.update}, skip ${r.skip}, not pushed ${r.notPushed}, bad ${r.bad.length}, rejected ${r.rejected.length}`);
       for (const b of r.bad.slice(0, 10)) out(`    bad ${b.place}: ${b.reason}`);

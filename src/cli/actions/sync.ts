@@ -2,7 +2,7 @@
 import { requestSync, type SyncMode } from '../../queues/index.js';
 import { waitForRun, type RunRecord } from '../../state/index.js';
 import { describeCounts, recordsDone, runProgress } from '../progress.js';
-import { openRuntime, out, parseDateOption, requireTenant } from '../runtime.js';
+import { openRuntime, out, outJson, parseDateOption, requireTenant } from '../runtime.js';
 import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
 /** Exit codes of a waited run: 0 succeeded, 3 partial (some records dead-lettered), 1 failed. */
@@ -16,7 +16,7 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
     requireTenant(rt.app, tenantId);
     const { jobId, requestedAt } = await requestSync(rt.app.queues.sync, tenantId, mode, { trigger: 'cli', ...(opts.since ? { since: opts.since } : {}) });
     if (!opts.wait) {
-      if (opts.json) out(JSON.stringify({ tenant: tenantId, mode, jobId, requestedAt }));
+      if (opts.json) outJson({ tenant: tenantId, mode, jobId, requestedAt });
       else out(`queued a ${mode} sync of ${tenantId} (job ${jobId ?? '?'}); a worker runs it. Follow it with: collections-sync status --tenant ${tenantId}`);
       return 0;
     }
@@ -34,14 +34,14 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
       if (!(err instanceof NoWorkerError)) throw err;
       progress?.stop();
       process.stderr.write(`collections-sync: ${err.message}\n`);
-      if (opts.json) out(JSON.stringify({ tenant: tenantId, mode, jobId, requestedAt, status: 'queued', waited: false, reason: 'no worker' }));
+      if (opts.json) outJson({ tenant: tenantId, mode, jobId, requestedAt, status: 'queued', waited: false, reason: 'no worker' });
       return 1;
     } finally {
       watch.stop();
     }
     progress?.update(run);
     progress?.stop();
-    if (opts.json) out(JSON.stringify(run));
+    if (opts.json) outJson(run);
     else {
       out(`${tenantId}: ${mode} run ${run.runId} ${run.outcome ?? '?'} in ${(((run.finishedAt ?? Date.now()) - run.startedAt) / 1000).toFixed(1)} s`);
       out(`  ${describeCounts(run.counts) || 'nothing to do'}`);
