@@ -14,6 +14,7 @@ import { registerCalls } from './cli/commands/calls.js';
 import { registerInspect } from './cli/commands/inspect.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
+import { finishHelp } from './cli/help.js';
 import { printable, UsageError } from './cli/runtime.js';
 
 /** The package's version: package.json is one folder up from src/cli.ts, two from dist/src/cli.js. */
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerCalls(program);
   registerDemo(program);
   registerDashboard(program);
+  finishHelp(program);
   return program;
 }
 

@@ -139,5 +139,8 @@ describe('calls on the command line', () => {
     expect(listed.stdout).toContain(`${id!}  list  done`);
     expect((JSON.parse(report.stdout) as { counts: Record<string, number> }).counts).toMatchObject({ released: 1, unknown: 0 });
     expect(rig.sim.counters().requests[BULK]).toEqual({ '201': 1, drop: 1 });
+    const cancelled = await cli(['cancel', '--campaign', id!, '--json']);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ campaignId: id, cancelled: true });
   });
 });

@@ -142,4 +142,16 @@ describe('the command line', () => {
     expect(unknown.stderr).toContain('unknown tenant "x\\x1b[2J"');
     await rig.app.stores.deadLetters.clear('acme');
   });
+
+  it('dead-letters retry and id-map rebuild answer in JSON with --json (issue 16)', async () => {
+    const retry = await cli(['dead-letters', 'retry', '--tenant', 'acme', '--json'], env);
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(JSON.parse(retry.stdout)).toMatchObject({ tenant: 'acme', mode: 'replay', jobId: expect.any(String) as string });
+    const would = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--json'], env);
+    expect(would.code, would.stderr).toBe(0);
+    expect(JSON.parse(would.stdout)).toMatchObject({ tenant: 'acme', done: false });
+    const rebuild = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--yes', '--json'], env);
+    expect(rebuild.code, rebuild.stderr).toBe(0);
+    expect(JSON.parse(rebuild.stdout)).toMatchObject({ tenant: 'acme', done: true, mode: 'full', forgotKeys: expect.any(Number) as number });
+  });
 });

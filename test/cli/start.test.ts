@@ -7,7 +7,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli.js';
+import { ENV_KEYS } from '../../src/cli/help.js';
+import { envSchema } from '../../src/config/env.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -61,7 +65,7 @@ describe('the command line at start', () => {
     const packages = new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined && p !== 'tsx' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps' && p !== 'esbuild'));
     expect([...packages]).toEqual(['commander']);
     const ours = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
-    expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', ...['calls', 'dashboard', 'demo', 'inspect', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
+    expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', 'src/cli/help.ts', ...['calls', 'dashboard', 'demo', 'inspect', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
   });
 });
 
@@ -94,5 +98,44 @@ describe('usage errors and --version', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim()).toBe(pkg.version);
     }
+  });
+});
+
+describe('--help', () => {
+  const leaves = (cmd: Command): Command[] => (cmd.commands.length === 0 ? [cmd] : cmd.commands.flatMap(leaves));
+  const helpOf = (cmd: Command): string => {
+    let text = '';
+    cmd.configureOutput({ writeOut: (s) => (text += s) });
+    cmd.outputHelp();
+    return text;
+  };
+  const nameOf = (cmd: Command): string => (cmd.parent?.parent ? `${cmd.parent.name()} ${cmd.name()}` : cmd.name());
+
+  it('marks required options, lists exit codes and the environment read, on every command (issue 16)', () => {
+    const program = buildProgram();
+    expect([...ENV_KEYS]).toEqual(Object.keys(envSchema.shape));
+    const root = helpOf(program);
+    expect(root).toContain('Exit codes: 0 success, 1 failure, 2 bad usage or configuration, 3 ');
+    for (const key of ENV_KEYS) expect(root).toContain(key);
+    for (const cmd of leaves(program)) {
+      const help = helpOf(cmd);
+      expect(help, nameOf(cmd)).toContain('Exit codes: 0 success');
+      expect(help, nameOf(cmd)).toMatch(/\nEnvironment: \S/);
+      const envLine = /\nEnvironment: (.*)/.exec(help)?.[1] ?? '';
+      for (const key of envLine.match(/\b[A-Z][A-Z_]{3,}[A-Z]\b/g) ?? []) {
+        if (/^(DASHBOARD_(USER|PASSWORD|PORT)|README)$/.test(key)) continue;
+        expect(ENV_KEYS as readonly string[], `${nameOf(cmd)} names ${key}`).toContain(key);
+      }
+      for (const opt of cmd.options.filter((x) => x.mandatory)) expect(opt.description, `${nameOf(cmd)} ${opt.flags}`).toMatch(/\(required\)$/);
+    }
+    expect(helpOf(leaves(program).find((c) => c.name() === 'sync')!)).toMatch(/--tenant <id> +tenant id from the tenants file \(required\)/);
+  });
+
+  it('offers --json on every command that prints a result (issue 16)', () => {
+    const servers = new Set(['worker', 'simulator', 'dashboard']);
+    const without = leaves(buildProgram())
+      .filter((c) => !servers.has(c.name()) && !c.options.some((x) => x.long === '--json'))
+      .map(nameOf);
+    expect(without).toEqual([]);
   });
 });

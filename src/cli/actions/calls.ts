@@ -310,9 +310,10 @@ export async function resolve(action: 'confirm' | 'release', o: { tenant: string
   });
 }
 
-export async function cancel(o: { campaign: string }): Promise<void> {
+export async function cancel(o: { campaign: string; json?: boolean }): Promise<void> {
   return withCalls(async (_rt, { store }) => {
     if (!(await store.cancel(o.campaign))) throw new UsageError(`no campaign ${o.campaign}`);
-    out(`campaign ${o.campaign} will stop before its next request`);
+    if (o.json) return outJson({ campaignId: o.campaign, cancelled: true });
+    return out(`campaign ${o.campaign} will stop before its next request`);
   });
 }

@@ -16,6 +16,7 @@ export async function demo(o: { contacts: string; json?: boolean; writeSample?: 
     await mkdir(folder, { recursive: true });
     const sample = demoSample({ contacts });
     await writeDemoSample(folder, sample);
+    if (o.json) return outJson({ folder, contacts: sample.contacts.length, invoices: sample.invoices.length, payments: sample.payments.length, badLines: sample.bad.length }, 2);
     out(`wrote ${sample.contacts.length} contacts, ${sample.invoices.length} invoices, ${sample.payments.length} payments and ${sample.bad.length} bad lines to ${folder}`);
     return;
   }

@@ -71,23 +71,28 @@ export async function deadLettersList(o: { tenant: string; entity?: string; limi
   });
 }
 
-export async function deadLettersRetry(o: { tenant: string }): Promise<void> {
+export async function deadLettersRetry(o: { tenant: string; json?: boolean }): Promise<void> {
   return withRuntime(async ({ app }) => {
     requireTenant(app, o.tenant);
-    const { jobId } = await requestSync(app.queues.sync, o.tenant, 'replay', { trigger: 'cli' });
-    out(`queued a replay of ${o.tenant}'s dead letters (job ${jobId ?? '?'})`);
+    const { jobId, requestedAt } = await requestSync(app.queues.sync, o.tenant, 'replay', { trigger: 'cli' });
+    if (o.json) return outJson({ tenant: o.tenant, mode: 'replay', jobId, requestedAt });
+    return out(`queued a replay of ${o.tenant}'s dead letters (job ${jobId ?? '?'})`);
   });
 }
 
-export async function idMapRebuild(o: { tenant: string; yes?: boolean }): Promise<void> {
+export async function idMapRebuild(o: { tenant: string; yes?: boolean; json?: boolean }): Promise<void> {
   return withRuntime(async ({ app }) => {
     requireTenant(app, o.tenant);
     const owner = `cli-rebuild-${process.pid}`;
-    if (!o.yes) return out(`would forget ${o.tenant}'s state and queue a full run; add --yes to do it`);
+    if (!o.yes) {
+      if (o.json) return outJson({ tenant: o.tenant, done: false, wouldForget: true, hint: 'add --yes to do it' });
+      return out(`would forget ${o.tenant}'s state and queue a full run; add --yes to do it`);
+    }
     if (!(await app.stores.runLock.acquire(o.tenant, owner, 60_000))) throw new UsageError(`a run of ${o.tenant} is under way; try again when it ends`);
     try {
       const n = await app.stores.forgetTenant(o.tenant, { keepRuns: true });
-      const { jobId } = await requestSync(app.queues.sync, o.tenant, 'full', { trigger: 'cli' });
+      const { jobId, requestedAt } = await requestSync(app.queues.sync, o.tenant, 'full', { trigger: 'cli' });
+      if (o.json) return outJson({ tenant: o.tenant, done: true, forgotKeys: n, mode: 'full', jobId, requestedAt });
       out(`forgot ${n} state keys of ${o.tenant}; queued a full run (job ${jobId ?? '?'}) that adopts existing service records`);
     } finally {
       await app.stores.runLock.release(o.tenant, owner);

@@ -83,5 +83,6 @@ export function registerCalls(program: Command): void {
     .command('cancel')
     .description('stop a campaign before its next request (requests already sent are not undone)')
     .requiredOption('--campaign <id>', 'campaign id')
-    .action(async (o: { campaign: string }) => (await actions()).cancel(o));
+    .option('--json', 'machine-readable output')
+    .action(async (o: { campaign: string; json?: boolean }) => (await actions()).cancel(o));
 }

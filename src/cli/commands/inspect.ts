@@ -20,7 +20,8 @@ export function registerInspect(program: Command): void {
   dl.command('retry')
     .description('push the dead-lettered records again (a replay run)')
     .requiredOption('--tenant <id>', 'tenant id')
-    .action(async (o: { tenant: string }) => (await actions()).deadLettersRetry(o));
+    .option('--json', 'machine-readable output')
+    .action(async (o: { tenant: string; json?: boolean }) => (await actions()).deadLettersRetry(o));
 
   program
     .command('id-map')
@@ -30,7 +31,8 @@ export function registerInspect(program: Command): void {
     .description("forget the tenant's id maps and hashes; the next run adopts the service's contacts by extPlatformId and re-pushes once")
     .requiredOption('--tenant <id>', 'tenant id')
     .option('--yes', 'do it (without it, only says what it would do)')
-    .action(async (o: { tenant: string; yes?: boolean }) => (await actions()).idMapRebuild(o));
+    .option('--json', 'machine-readable output')
+    .action(async (o: { tenant: string; yes?: boolean; json?: boolean }) => (await actions()).idMapRebuild(o));
 
   program
     .command('dry-run')
