@@ -113,6 +113,31 @@ function duplicateIds(raw: unknown): string[] {
   return out;
 }
 
+/**
+ * Identities two tenants may not share, checked on the parsed file: one collections client (client id at one auth
+ * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; and one Xero
+ * organisation, whose token chain two tenants would restart for each other (decision 29).
+ */
+function sharedIdentities(file: TenantsFile): string[] {
+  const out: string[] = [];
+  const clients = new Map<string, { index: number; id: string; secret: TenantConfig['collections']['clientSecret'] }>();
+  const orgs = new Map<string, { index: number; id: string }>();
+  file.tenants.forEach((t, i) => {
+    const clientKey = `${t.collections.authUrl ?? '(COLLECTIONS_AUTH_URL)'} ${t.collections.clientId}`;
+    const first = clients.get(clientKey);
+    if (!first) clients.set(clientKey, { index: i, id: t.id, secret: t.collections.clientSecret });
+    else if (!first.secret.equals(t.collections.clientSecret)) {
+      out.push(`  - tenants[${i}] (${t.id}).collections.clientSecret: differs from tenants[${first.index}] (${first.id})'s for the same clientId "${t.collections.clientId}" (one client has one secret; fix the wrong one)`);
+    }
+    if (t.platform.kind === 'xero') {
+      const org = orgs.get(t.platform.xeroTenantId);
+      if (!org) orgs.set(t.platform.xeroTenantId, { index: i, id: t.id });
+      else out.push(`  - tenants[${i}] (${t.id}).platform.xeroTenantId: the same Xero organisation as tenants[${org.index}] (${org.id}); one tenant per organisation (they would share one token chain)`);
+    }
+  });
+  return out;
+}
+
 export type TenantConfig = z.infer<typeof tenantSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
@@ -205,6 +230,7 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
     const rest = parsed.error.issues.filter((i) => !missingAt.has(i.path.join('.')));
     if (rest.length > 0) problems.push(formatIssues(rest, (p) => describePath(raw, p)));
   }
+  if (parsed.success) problems.push(...sharedIdentities(parsed.data));
   if (problems.length > 0 || !parsed.success) {
     problems.sort((a, b) => a.localeCompare(b));
     throw new ConfigError(`${source} is invalid:\n${problems.join('\n')}`);

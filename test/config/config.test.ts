@@ -176,3 +176,38 @@ describe('clear messages for odd input', () => {
     expect(unset.error?.issues.map((i) => i.message)).toEqual(['set DASHBOARD_PASSWORD (at least 12 characters): the dashboard never runs without a password']);
   });
 });
+
+describe('tenants file: identities', () => {
+  const tenant = (id: string, collections: Record<string, string>, platform: Record<string, unknown> = { kind: 'memory' }) => ({ id, collections, platform });
+  const xero = (org: string, clientId = 'app') => ({ kind: 'xero', clientId, clientSecret: 's', refreshToken: 'r', xeroTenantId: org });
+
+  it('refuses two tenants with one client id and two secrets at one auth address, naming both and no secret', () => {
+    const text = JSON.stringify({
+      tenants: [
+        tenant('a', { clientId: 'shared', clientSecret: 'right-secret' }),
+        tenant('b', { clientId: 'shared', clientSecret: 'wrong-secret' }),
+        tenant('c', { clientId: 'shared', clientSecret: 'right-secret' }),
+        tenant('d', { clientId: 'shared', clientSecret: 'other-place', authUrl: 'https://auth.other.example' }),
+      ],
+    });
+    let message = '';
+    try {
+      parseTenants(text, {});
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/tenants\[1\] \(b\)\.collections\.clientSecret: differs from tenants\[0\] \(a\)'s for the same clientId "shared"/);
+    expect(message).not.toMatch(/\(c\)|\(d\)/);
+    expect(message).not.toMatch(/right-secret|wrong-secret/);
+  });
+
+  it('refuses two tenants on one Xero organisation, and takes one organisation per tenant', () => {
+    const text = (orgB: string) =>
+      JSON.stringify({
+        tenants: [tenant('a', { clientId: 'ca', clientSecret: 's' }, xero('org-1')), tenant('b', { clientId: 'cb', clientSecret: 's' }, xero(orgB, 'other-app'))],
+      });
+    expect(() => parseTenants(text('org-1'), {})).toThrow(/tenants\[1\] \(b\)\.platform\.xeroTenantId: the same Xero organisation as tenants\[0\] \(a\)/);
+    expect(parseTenants(text('org-2'), {}).tenants).toHaveLength(2);
+  });
+});
