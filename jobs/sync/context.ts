@@ -24,13 +24,16 @@ export interface SyncSettings {
   pendingMaxWaitMs: number;
   /** After an ambiguous contact create, wait this long before looking the contact up. */
   ambiguousRecheckMs: number;
+  /** No request answered for this long: the service is down, and a failing record ends the run (default 60 s). */
+  serviceDownMs?: number;
 }
 
 export interface SyncMetrics {
   record(tenant: string, entity: Entity, outcome: RecordOutcome, n?: number): void;
 }
 /** `fieldsDropped`: records pushed with an optional field left out or cut (also counted as created or updated). */
-export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords' | 'fieldsDropped';
+/** `setAside`: records whose write was unsettled after its retries, pushed again at the end of the run. */
+export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords' | 'fieldsDropped' | 'setAside';
 
 export interface RunServices {
   logger: Logger;
@@ -55,6 +58,10 @@ export class RunContext {
   /** Records of pages under way (platform id -> the page's end), so a record that needs one can wait for it. */
   private readonly pagesUnderWay = new Map<string, Promise<void>>();
   private seq = 0;
+  /** When a request of the run last got an answer (a set-aside record counts on the service being up). */
+  lastAnsweredAt = Date.now();
+  /** The run's last step: records pushed again after being set aside; unsettled now, they stay dead letters. */
+  lastChance = false;
 
   constructor(
     readonly tenant: string,
@@ -161,7 +168,9 @@ export class RunContext {
   async request<T>(fn: () => Promise<T>): Promise<T> {
     return this.services.pool.run(async () => {
       this.signal.throwIfAborted();
-      return fn();
+      const out = await fn();
+      this.lastAnsweredAt = Date.now();
+      return out;
     });
   }
 

@@ -1,4 +1,4 @@
-import { isCollectionsError, ValidationError } from '../../src/collections/errors.js';
+import { AmbiguousError, AuthError, isCollectionsError, ValidationError, type CollectionsError } from '../../src/collections/errors.js';
 import type { Entity } from '../../src/glossary.js';
 import type { BadRecord } from '../../src/platforms/types.js';
 import type { RunContext } from './context.js';
@@ -20,7 +20,17 @@ export async function deadLetter(
   ]);
 }
 
-/** Dead-letters a service error on a record when it is the record's fault (422); rethrows anything else. */
+/** The code of a record set aside: its write may or may not have happened (see `setAside`). */
+export const UNSETTLED = 'UNSETTLED';
+/** With no request answered for this long, the service is down: a failing record ends the run instead. */
+export const SERVICE_DOWN_MS = 60_000;
+
+/**
+ * Settles a failed record: dead-lettered when it is the record's fault (422, another 4xx); set aside when its
+ * write is still unsettled after the client's retries (ambiguous, 5xx, resets, 429s: it concerns this record);
+ * rethrown when it concerns every record (auth refused, the run stopped, Redis or a bug, or the service has
+ * answered nothing for SERVICE_DOWN_MS), which ends the run.
+ */
 export async function deadLetterIfRejected(ctx: RunContext, entity: Entity, platformId: string, record: unknown, err: unknown): Promise<void> {
   if (err instanceof ValidationError) {
     const where = err.local ? 'refused before sending' : 'rejected by the service';
@@ -31,7 +41,43 @@ export async function deadLetterIfRejected(ctx: RunContext, entity: Entity, plat
     await deadLetter(ctx, entity, platformId, `rejected by the service with HTTP ${err.status}`, err.code, record);
     return;
   }
+  if (isUnsettled(err) && !ctx.signal.aborted && Date.now() - ctx.lastAnsweredAt <= (ctx.services.settings.serviceDownMs ?? SERVICE_DOWN_MS)) {
+    await setAside(ctx, entity, platformId, record, err);
+    return;
+  }
   throw err;
+}
+
+function isUnsettled(err: unknown): err is CollectionsError {
+  if (!isCollectionsError(err) || err instanceof AuthError) return false;
+  if (err instanceof AmbiguousError) return true;
+  switch (err.code) {
+    case 'COLLECTIONS_TRANSIENT':
+    case 'COLLECTIONS_RATE_LIMITED':
+    case 'COLLECTIONS_BAD_RESPONSE':
+      return true;
+    case 'COLLECTIONS_HTTP':
+      return err.status === undefined || err.status >= 500 || err.status === 408 || err.status === 409;
+    default:
+      return false;
+  }
+}
+
+/**
+ * A record whose write is unsettled: kept as a dead letter at once (so a checkpoint may pass it: it is
+ * recorded, and the run's last step finds it in the store even after a crash), counted `setAside`, and pushed
+ * once more at the end of the run. Unsettled then too (`ctx.lastChance`), it stays a dead letter that says the
+ * record may exist in the service, counted `deadLettered`: a later run pushes it again, and a contact is
+ * adopted by extPlatformId (its intent stays) instead of created twice.
+ */
+async function setAside(ctx: RunContext, entity: Entity, platformId: string, record: unknown, err: CollectionsError): Promise<void> {
+  const reason = ctx.lastChance
+    ? `may exist in the service: ${err.message} (still unsettled when retried at the end of the run; the next run adopts it by extPlatformId or pushes it again)`
+    : `set aside: ${err.message} (retried at the end of the run)`;
+  ctx.count(entity, ctx.lastChance ? 'deadLettered' : 'setAside');
+  ctx.note(`${entity} ${platformId}: ${reason}`);
+  ctx.services.logger.warn({ tenant: ctx.tenant, entity, platformId, code: err.code, lastChance: ctx.lastChance }, 'record set aside: its write is unsettled');
+  await ctx.services.stores.deadLetters.add(ctx.tenant, [{ entity, platformId, reason, code: UNSETTLED, record, runId: ctx.runId, at: Date.now() }]);
 }
 
 /** Records bad platform records (bad lines, broken rules) as dead letters with their place and reason. */

@@ -10,10 +10,11 @@
 import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { checkRecord } from '../../src/platforms/records.js';
 import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
+import type { DeadLetterEntry } from '../../src/state/index.js';
 import { readFrom } from '../../src/sync/read-from.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
-import { reportBad } from './dead-letters.js';
+import { reportBad, UNSETTLED } from './dead-letters.js';
 import { drainPending, pushInvoices } from './invoices.js';
 import { pushPayments } from './payments.js';
 import { RecordWindow } from './window.js';
@@ -151,6 +152,22 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
     await runEntity(ctx, streams, entity, await startOf(entity), options);
     if (entity === 'invoices') await drainPending(ctx);
   }
+  await retrySetAside(ctx, entities);
+}
+
+/**
+ * The run's last step: records set aside (this run's, and earlier runs' still unsettled) are pushed once more,
+ * from the dead letters; invoices that waited for a contact pushed now go too.
+ */
+async function retrySetAside(ctx: RunContext, entities: Entity[]): Promise<void> {
+  ctx.lastChance = true;
+  try {
+    let retried = 0;
+    for (const entity of entities) retried += await replayEntity(ctx, entity, (e) => e.code === UNSETTLED);
+    if (retried > 0 && entities.includes('invoices')) await drainPending(ctx);
+  } finally {
+    ctx.lastChance = false;
+  }
 }
 
 async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | undefined): Promise<Cursor | undefined> {
@@ -255,15 +272,16 @@ async function clearFixedLines(ctx: RunContext, entity: Entity): Promise<void> {
 }
 
 /**
- * Pushes the records kept with an entity's dead letters again (`dead-letters retry`). A record pushed now
- * leaves the store; one that fails again is updated there; entries without a record (lines that were not
- * valid JSON) stay until the source is fixed.
+ * Pushes the records kept with an entity's dead letters again (`dead-letters retry`; with `only`, the entries it
+ * picks). A record pushed now leaves the store; one that fails again is updated there; entries without a record
+ * (lines that were not valid JSON) stay until the source is fixed. Returns how many records were pushed.
  */
-async function replayEntity(ctx: RunContext, entity: Entity): Promise<void> {
+async function replayEntity(ctx: RunContext, entity: Entity, only?: (e: DeadLetterEntry) => boolean): Promise<number> {
   const { stores } = ctx.services;
   const until = Date.now();
   let after: string | undefined;
   let pages = 0;
+  let pushed = 0;
   do {
     ctx.throwIfAborted();
     const batch = await stores.deadLetters.take(ctx.tenant, { entity, limit: ctx.services.settings.pageSize, until, ...(after ? { after } : {}) });
@@ -271,15 +289,18 @@ async function replayEntity(ctx: RunContext, entity: Entity): Promise<void> {
     const records: unknown[] = [];
     const bad: BadRecord[] = [];
     for (const entry of batch.entries) {
-      if (entry.record === undefined) continue;
+      if (entry.record === undefined || (only && !only(entry))) continue;
       const checked = checkRecord(entity, entry.record);
       if (checked.ok) records.push(checked.record);
       else bad.push({ entity, place: entry.place ?? `dead letter ${entry.key}`, reason: checked.reason, ...(entry.platformId ? { platformId: entry.platformId } : {}) });
     }
+    if (records.length + bad.length === 0) continue;
     await push(ctx, entity, { records, bad, ordered: false } as Page<Entity>);
+    pushed += records.length;
     pages += 1;
   } while (after !== undefined);
-  ctx.services.logger.info({ tenant: ctx.tenant, entity, pages }, 'dead letters replayed');
+  if (pages > 0) ctx.services.logger.info({ tenant: ctx.tenant, entity, pages, records: pushed }, only ? 'set-aside records pushed again' : 'dead letters replayed');
+  return pushed;
 }
 
 async function push(ctx: RunContext, entity: Entity, page: Page<Entity>): Promise<void> {

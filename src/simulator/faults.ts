@@ -36,6 +36,7 @@ export const faultSettingsSchema = z.strictObject({
         fault: z.enum(['500', '503', '429', 'reset', 'drop']),
         count: z.number().int().min(0),
         retryAfterS: z.number().int().min(0).optional(),
+        matching: z.string().min(1).optional(),
       }),
     )
     .optional(),
@@ -96,9 +97,13 @@ export class FaultPlan {
     return Math.max(1, Math.ceil((1 - b.tokens) / rate));
   }
 
-  /** The script first (first matching entry with count > 0), then the random rates. */
-  decide(route: string): FaultDecision {
-    const entry = this.#s.script.find((e) => e.count > 0 && (e.route === undefined || e.route === route));
+  /**
+   * The script first (first matching entry with count > 0), then the random rates. `request` (path and query,
+   * body) is what an entry's `matching` looks in.
+   */
+  decide(route: string, request: { url?: string | undefined; body?: string | undefined } = {}): FaultDecision {
+    const matches = (text: string | undefined): boolean => text === undefined || (request.url ?? '').includes(text) || (request.body ?? '').includes(text);
+    const entry = this.#s.script.find((e) => e.count > 0 && (e.route === undefined || e.route === route) && matches(e.matching));
     if (entry) {
       entry.count -= 1;
       return this.#fromScript(entry.fault, entry);

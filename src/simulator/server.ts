@@ -127,7 +127,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
         send(res, { status: 429, body: { detail: 'Rate limit exceeded' }, headers: { 'retry-after': String(retryAfter) } });
         return;
       }
-      await run(route, faults.decide(route), req, res, () => handler({ ctx, clientId, body, query, params: m.params }), write);
+      await run(route, faults.decide(route, { url: req.url, body }), req, res, () => handler({ ctx, clientId, body, query, params: m.params }), write);
     } finally {
       counters.leave(entry);
     }

@@ -12,6 +12,8 @@ export interface ScriptEntry {
   fault: ScriptFault;
   count: number;
   retryAfterS?: number;
+  /** Only requests whose path and query, or body, contain this text (`"extPlatformId":"C-7"`, `name=`). */
+  matching?: string;
 }
 
 export interface FaultSettings {

@@ -1,0 +1,79 @@
+/**
+ * One record cannot fail a run (issue 12): a contact whose create is committed and its answer lost, and whose
+ * lookups then fail, is set aside; the run goes on and ends partial; the record is pushed once more at the end
+ * of the run, then kept as a dead letter that says it may exist in the service; the next run adopts it by
+ * extPlatformId, and its invoices follow. Faults are scripted for that one record (deterministic).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleData, type SampleData } from '../../src/sample/generate.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, type Rig } from '../helpers/rig.js';
+import { writeSampleFolder } from '../helpers/sample-folder.js';
+
+const CLIENT = 'client-acme';
+
+describe('a record whose write stays unsettled is set aside, not a run failure', () => {
+  let redis: TestRedis;
+  let rig: Rig;
+  let folder: string;
+  let data: SampleData;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    folder = await mkdtemp(join(tmpdir(), 'cs-aside-'));
+    data = sampleData({ contacts: 12, seed: 5, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
+    await writeSampleFolder(folder, data);
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }],
+      env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '5' },
+      logLevel: 'warn',
+    });
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('ends partial with a dead letter that says the record may exist; the next run adopts it, every record once', async () => {
+    const target = data.contacts[3]!;
+    const itsInvoices = data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
+    expect(itsInvoices.length).toBeGreaterThan(0);
+    rig.sim.setFaults({
+      script: [
+        // Committed, then the connection drops: the create is ambiguous.
+        { route: 'POST /contact', fault: 'drop', count: 1, matching: `"extPlatformId":"${target.id}"` },
+        // Every lookup by name fails (5 attempts per lookup: once in the run, once at its end).
+        { route: 'GET /contact', fault: '503', count: 10, matching: 'name=' },
+      ],
+    });
+    const first = await rig.sync('acme', 'full');
+    expect(first.outcome).toBe('partial');
+    expect(first.counts['contacts.setAside']).toBe(1);
+    expect(first.counts['contacts.deadLettered']).toBe(1);
+    expect(rig.sim.counters().faultsInjected['503']).toBe(10); // looked up in the run and again at its end
+    const letters = await rig.app.stores.deadLetters.list('acme', { entity: 'contacts' });
+    expect(letters).toHaveLength(1);
+    expect(letters[0]).toMatchObject({ platformId: target.id, code: 'UNSETTLED', attempts: 2 });
+    expect(letters[0]?.reason).toMatch(/may exist in the service/);
+    // Every other record landed.
+    expect(rig.sim.data(CLIENT).invoices).toHaveLength(data.invoices.filter((i) => i.status !== 'DRAFT').length - itsInvoices.length);
+
+    const second = await rig.sync('acme', 'incremental');
+    expect(second.outcome).toBe('succeeded');
+    expect(second.counts['contacts.adopted']).toBe(1);
+    expect(await rig.app.stores.deadLetters.list('acme')).toHaveLength(0);
+    const stored = rig.sim.data(CLIENT);
+    const ext = stored.contacts.map((c) => c.extPlatformId);
+    expect(new Set(ext).size).toBe(ext.length);
+    expect(new Set(ext)).toEqual(new Set(data.contacts.map((c) => c.id)));
+    const uuidOf = new Map(stored.contacts.map((c) => [c.extPlatformId, c.uuid]));
+    const pushable = data.invoices.filter((i) => i.status !== 'DRAFT');
+    expect(stored.invoices).toHaveLength(pushable.length);
+    for (const inv of itsInvoices) expect(stored.invoices.find((s) => s.extPlatformId === inv.id)?.contact.uuid).toBe(uuidOf.get(target.id));
+  });
+});
