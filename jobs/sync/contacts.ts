@@ -7,6 +7,7 @@
 import { AmbiguousError, AuthError, NotFoundError, RateLimitedError, ValidationError } from '../../src/collections/errors.js';
 import type { ContactCreate, ContactUpdate } from '../../src/collections/schemas.js';
 import { decideContact } from '../../src/mapping/index.js';
+import { sleep } from '../../src/sleep.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
 import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { MirroredContact } from '../../src/state/record-mirror.js';
@@ -156,13 +157,5 @@ async function lookUp(ctx: RunContext, name: string, platformId: string): Promis
       if (contact.extPlatformId === platformId) return contact.uuid;
     }
     return undefined;
-  });
-}
-
-async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 }

@@ -3,6 +3,7 @@
  * bounds requests in flight, the batched writer of record state, the counts, and the per-record serializer
  * that stops two pages from pushing the same platform record at once.
  */
+import { setMaxListeners } from 'node:events';
 import type { CollectionsClient } from '../../src/collections/client.js';
 import type { Entity } from '../../src/glossary.js';
 import type { Logger } from '../../src/logger.js';
@@ -14,6 +15,7 @@ import type { TenantFlags } from '../../src/state/flags.js';
 import type { SyncMode } from '../../src/queues/index.js';
 import type { Pool } from './pool.js';
 import { DEFAULT_STATE_WRITER, StateWriter } from './state-writer.js';
+import { windowSize } from './window.js';
 
 export interface SyncSettings {
   /** Records asked of the adapter per page. */
@@ -78,6 +80,10 @@ export class RunContext {
      */
     readonly requestSignal: AbortSignal = signal,
   ) {
+    // Each record under way may wait on the run's signals at once (the wait before an ambiguous create's
+    // lookup, a request): as many listeners as records in the window, each removed when its wait ends.
+    const waiters = windowSize(services.settings.pageSize, services.pool.limit) + services.pool.limit + 16;
+    setMaxListeners(waiters, ...new Set([signal, requestSignal]));
     this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
   }
 

@@ -11,13 +11,14 @@ import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { checkRecord } from '../../src/platforms/records.js';
 import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
 import type { DeadLetterEntry } from '../../src/state/index.js';
+import { sleep } from '../../src/sleep.js';
 import { readFrom } from '../../src/sync/read-from.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
 import { reportBad, UNSETTLED } from './dead-letters.js';
 import { drainPending, pushInvoices } from './invoices.js';
 import { pushPayments } from './payments.js';
-import { RecordWindow } from './window.js';
+import { RecordWindow, windowSize } from './window.js';
 
 /** Where an entity's listing resumes: the page after the last one done with every page before it. */
 export interface ListingPosition {
@@ -42,16 +43,9 @@ export interface RunOptions {
 
 /** A platform minute limit shorter than this is waited out in place; longer ones reschedule the run. */
 const MAX_INLINE_WAIT_MS = 5_000;
-/** Records under way per request slot of the pool (records decided without a request, Redis round trips). */
-const WINDOW_PER_SLOT = 16;
 
 export function entitiesOf(mode: RunContext['mode']): Entity[] {
   return mode === 'reconcile' ? ['invoices'] : [...ENTITIES];
-}
-
-/** How many records a run keeps under way: at least two pages, and enough to keep every request slot busy. */
-export function windowSize(pageSize: number, poolLimit: number): number {
-  return Math.max(2 * pageSize, WINDOW_PER_SLOT * poolLimit);
 }
 
 /** What the entities of one run share: the window, where each listing stands, the checkpoint writes. */
@@ -326,7 +320,8 @@ async function readPage(
     } catch (err) {
       if (err instanceof PlatformRateLimitedError && err.scope !== 'day' && err.retryAfterMs <= MAX_INLINE_WAIT_MS) {
         ctx.services.logger.info({ tenant: ctx.tenant, entity, waitMs: err.retryAfterMs, scope: err.scope }, 'platform rate limit: waiting');
-        await new Promise((r) => setTimeout(r, err.retryAfterMs));
+        await sleep(err.retryAfterMs, ctx.signal);
+        ctx.throwIfAborted();
         continue;
       }
       throw err;

@@ -35,3 +35,11 @@ export class RecordWindow {
     return this.used === 0 || this.used + n <= this.limit;
   }
 }
+
+/** Records under way per request slot of the pool (records decided without a request, Redis round trips). */
+const WINDOW_PER_SLOT = 16;
+
+/** How many records a run keeps under way: at least two pages, and enough to keep every request slot busy. */
+export function windowSize(pageSize: number, poolLimit: number): number {
+  return Math.max(2 * pageSize, WINDOW_PER_SLOT * poolLimit);
+}

@@ -5,6 +5,7 @@
  * call's deadline: a wait that would pass the deadline is not started and the last error is thrown.
  */
 import pRetry, { AbortError } from 'p-retry';
+import { sleep as wait } from '../sleep.js';
 import { AbortedError, AmbiguousError, RateLimitedError, TransientError } from './errors.js';
 
 export interface Backoff {
@@ -71,20 +72,6 @@ export async function withRetries<T>(attempt: (attemptNumber: number) => Promise
   );
 }
 
-function sleep(ms: number, route: string, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new AbortedError({ route, cause: signal.reason }));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AbortedError({ route, cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+async function sleep(ms: number, route: string, signal?: AbortSignal): Promise<void> {
+  if (!(await wait(ms, signal))) throw new AbortedError({ route, cause: signal?.reason });
 }
