@@ -41,6 +41,17 @@ export interface RunOptions {
   onProgress?: (p: { entity: Entity; pages: number; records: number; counts: Record<string, number> }) => Promise<void>;
 }
 
+/**
+ * A record stamped more than this ahead of the run's start has a wrong clock or a wrong stamp: it is pushed,
+ * but the cursor does not follow it past the run's start (it would skip every real change until that date).
+ */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** Whether a stamp is further ahead of `now` than the clock skew allows. */
+export function inTheFuture(updatedAt: string, now: number): boolean {
+  return Date.parse(updatedAt) > now + MAX_CLOCK_SKEW_MS;
+}
+
 /** A platform minute limit shorter than this is waited out in place; longer ones reschedule the run. */
 const MAX_INLINE_WAIT_MS = 5_000;
 
@@ -168,6 +179,13 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
   if (ctx.mode === 'reconcile') return undefined;
   if (ctx.mode === 'full') return sinceDate ? { updatedAt: `${sinceDate}T00:00:00.000Z`, id: '' } : undefined;
   const state = await ctx.services.stores.cursors.get(ctx.tenant, entity);
+  if (state?.highWater && inTheFuture(state.highWater.updatedAt, ctx.startedAt)) {
+    // Left there by an earlier version that followed a future stamp: read everything (the hashes make it cheap);
+    // the cursor is set back once this listing is complete.
+    ctx.note(`${entity}: the cursor ${state.highWater.updatedAt} is in the future; this run reads everything and sets it back`);
+    ctx.services.logger.warn({ tenant: ctx.tenant, entity, cursor: state.highWater }, 'cursor in the future: reading everything');
+    return undefined;
+  }
   return readFrom(state?.highWater, ctx.services.settings.lookbackMs);
 }
 
@@ -190,6 +208,7 @@ async function runEntity(
   let pageToken = start.pageToken;
   let maxSeen = start.maxSeen;
   let pages = 0;
+  let read = 0;
   let records = 0;
   const fail = (err: unknown): void => streams.fail(err);
   const underWay = new Set<Promise<void>>();
@@ -202,10 +221,16 @@ async function runEntity(
       ctx.throwIfAborted();
       if (streams.failed) break;
       const page = await readPage(ctx, entity, { since, pageToken, pageSize: settings.pageSize });
+      read += 1;
       const size = page.records.length + page.bad.length;
       records += size;
       for (const r of page.records) {
-        const c = { updatedAt: r.updatedAt, id: r.id };
+        let c = { updatedAt: r.updatedAt, id: r.id };
+        if (inTheFuture(r.updatedAt, ctx.startedAt)) {
+          ctx.note(`${entity} ${r.id} (page ${read} of this run's listing): updatedAt ${r.updatedAt} is in the future; the cursor stops at the run's start`);
+          ctx.services.logger.warn({ tenant: ctx.tenant, entity, platformId: r.id, updatedAt: r.updatedAt }, 'record stamped in the future: the cursor does not follow it');
+          c = { updatedAt: new Date(ctx.startedAt).toISOString(), id: '' };
+        }
         if (!maxSeen || compareCursor(c, maxSeen) > 0) maxSeen = c;
       }
       await window.acquire(size);
@@ -242,7 +267,10 @@ async function runEntity(
   if (streams.failure) throw streams.failure.err;
   ctx.throwIfAborted();
   if (maxSeen && (ctx.mode === 'incremental' || ctx.mode === 'full')) {
-    await stores.cursors.advance(ctx.tenant, entity, maxSeen);
+    const stored = (await stores.cursors.get(ctx.tenant, entity))?.highWater;
+    // A cursor in the future (an earlier version followed a future stamp) is set back: the listing is complete.
+    if (stored && inTheFuture(stored.updatedAt, ctx.startedAt)) await stores.cursors.set(ctx.tenant, entity, { readPosition: maxSeen, highWater: maxSeen });
+    else await stores.cursors.advance(ctx.tenant, entity, maxSeen);
   }
   await clearFixedLines(ctx, entity);
   await streams.ended(entity);

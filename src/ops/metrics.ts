@@ -100,7 +100,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     queueDepth: new Gauge({ name: 'collections_sync_queue_jobs', help: 'Jobs per queue and state', labelNames: ['queue', 'state'], registers: r }),
     cursorLagSeconds: new Gauge({
       name: 'collections_sync_cursor_lag_seconds',
-      help: 'Now minus the high-water mark of each tenant and entity',
+      help: 'Now minus the high-water mark of each tenant and entity (negative: a cursor in the future)',
       labelNames: ['tenant', 'entity'],
       registers: r,
     }),

@@ -42,7 +42,8 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
       out(`  auth: ${failure}; token v${a.version ?? '-'} expires ${ago(a.expiresAt)}${a.gateClosed ? '; GATE CLOSED (rotating)' : ''}`);
       for (const e of ENTITIES) {
         const c = r.cursors[e] as { updatedAt: string; id: string } | null;
-        out(`  cursor ${e.padEnd(9)} ${c ? `${c.updatedAt} / ${c.id}` : '(none: next run reads everything)'}`);
+        const future = c !== null && Date.parse(c.updatedAt) > Date.now() + 5 * 60_000 ? ' IN THE FUTURE (the next run reads everything and sets it back)' : '';
+        out(`  cursor ${e.padEnd(9)} ${c ? `${c.updatedAt} / ${c.id}${future}` : '(none: next run reads everything)'}`);
       }
       out(`  dead letters: ${JSON.stringify(r.deadLetters)}; invoices waiting for their contact: ${r.pendingInvoices}`);
       if (r.runLock) out(`  running now: ${r.runLock}`);
