@@ -32,7 +32,7 @@ describe('records stamped in the future', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  const nameInService = (id: string): string | undefined => rig.sim.data(CLIENT).contacts.find((c) => c.extPlatformId === id)?.name;
+  const nameInService = (id: string): string | null | undefined => rig.sim.data(CLIENT).contacts.find((c) => c.extPlatformId === id)?.name;
 
   it('keeps the cursor at the run start, reports the record, and the next run sees a real rename', async () => {
     const future = data.contacts[4]!;
