@@ -49,8 +49,29 @@ export interface RunServices {
   metrics?: SyncMetrics;
 }
 
+/** What a run reports per outcome: `<entity>.<outcome>` and the outcome over every entity, kept equal. */
+export type CountKey = RecordOutcome | `${Entity}.${RecordOutcome}`;
+export type RunCounts = { [K in CountKey]?: number };
+
+export interface RunContextOptions {
+  tenant: string;
+  runId: string;
+  mode: SyncMode;
+  services: RunServices;
+  /** Stop: no new record or request starts once it is aborted (shutdown, lost run lock, cancelled job). */
+  stop: AbortSignal;
+  /**
+   * Cancels requests already in flight: only when another worker may take the run over (the run lock was
+   * lost) or the job is cancelled. A shutdown lets requests in flight finish, so their answers (and new uuids)
+   * are not lost. Default: `stop`.
+   */
+  cancelRequests?: AbortSignal;
+  /** When the run began (the first attempt's start, for a resumed run). Default: now. */
+  startedAt?: number;
+}
+
 export class RunContext {
-  readonly counts: Record<string, number> = {};
+  readonly counts: RunCounts = {};
   readonly errors: string[] = [];
   readonly unlinkedPayments: string[] = [];
   /** Record state (id-map entries, hashes, ends of intents) written in batches; see StateWriter. */
@@ -65,21 +86,27 @@ export class RunContext {
   /** The run's last step: records pushed again after being set aside; unsettled now, they stay dead letters. */
   lastChance = false;
 
-  constructor(
-    readonly tenant: string,
-    readonly runId: string,
-    readonly mode: SyncMode,
-    readonly services: RunServices,
-    /** Stop: no new record or request starts once it is aborted (shutdown, lost run lock, cancelled job). */
-    readonly signal: AbortSignal,
-    /** When the run began (the first attempt's start, for a resumed run). */
-    readonly startedAt: number = Date.now(),
-    /**
-     * Cancels requests already in flight: only when another worker may take the run over (the run lock was
-     * lost). A shutdown lets requests in flight finish, so their answers (and new uuids) are not lost.
-     */
-    readonly requestSignal: AbortSignal = signal,
-  ) {
+  readonly tenant: string;
+  readonly runId: string;
+  readonly mode: SyncMode;
+  readonly services: RunServices;
+  /** Stop: no new record or request starts once it is aborted (shutdown, lost run lock, cancelled job). */
+  readonly signal: AbortSignal;
+  /** Cancels requests already in flight (see RunContextOptions.cancelRequests). */
+  readonly requestSignal: AbortSignal;
+  /** When the run began (the first attempt's start, for a resumed run). */
+  readonly startedAt: number;
+
+  constructor(o: RunContextOptions) {
+    const { services } = o;
+    this.tenant = o.tenant;
+    this.runId = o.runId;
+    this.mode = o.mode;
+    this.services = services;
+    this.signal = o.stop;
+    this.requestSignal = o.cancelRequests ?? o.stop;
+    this.startedAt = o.startedAt ?? Date.now();
+    const { signal, requestSignal, tenant } = this;
     // Each record under way may wait on the run's signals at once (the wait before an ambiguous create's
     // lookup, a request): as many listeners as records in the window, each removed when its wait ends.
     const waiters = windowSize(services.settings.pageSize, services.pool.limit) + services.pool.limit + 16;
@@ -89,10 +116,24 @@ export class RunContext {
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {
     if (n === 0) return;
-    const k = `${entity}.${outcome}`;
+    const k: CountKey = `${entity}.${outcome}`;
     this.counts[k] = (this.counts[k] ?? 0) + n;
     this.counts[outcome] = (this.counts[outcome] ?? 0) + n;
     this.services.metrics?.record(this.tenant, entity, outcome, n);
+  }
+
+  /** Takes `n` back from an outcome that was provisional (invoices no longer pending), both keys alike. */
+  uncount(entity: Entity, outcome: RecordOutcome, n: number): void {
+    const k: CountKey = `${entity}.${outcome}`;
+    const taken = Math.min(n, this.counts[k] ?? 0);
+    if (taken <= 0) return;
+    this.counts[k] = (this.counts[k] ?? 0) - taken;
+    this.counts[outcome] = Math.max(0, (this.counts[outcome] ?? 0) - taken);
+  }
+
+  /** The count of one outcome of one entity, or over every entity. */
+  counted(outcome: RecordOutcome, entity?: Entity): number {
+    return (entity ? this.counts[`${entity}.${outcome}`] : this.counts[outcome]) ?? 0;
   }
 
   note(error: string): void {

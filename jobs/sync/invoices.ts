@@ -148,7 +148,7 @@ export async function drainPending(ctx: RunContext): Promise<void> {
   }
   if (expired.length > 0) await stores.pending.remove(ctx.tenant, expired);
   if (ready.length > 0) {
-    ctx.counts['invoices.pending'] = Math.max(0, (ctx.counts['invoices.pending'] ?? 0) - ready.length);
+    ctx.uncount('invoices', 'pending', ready.length);
     await pushInvoices(ctx, ready);
   }
 }

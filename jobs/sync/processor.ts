@@ -112,11 +112,11 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
     deps.metrics?.run(tenant.id, 'failed', (Date.now() - started) / 1000);
     throw hopeless(message, err);
   }
-  const ctx = new RunContext(
-    tenant.id,
+  const ctx = new RunContext({
+    tenant: tenant.id,
     runId,
-    data.mode,
-    {
+    mode: data.mode,
+    services: {
       logger: log,
       client,
       adapter,
@@ -127,10 +127,10 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
       settings: deps.settings,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     },
-    AbortSignal.any([deps.shutdown, attempt.lockLost, ...cancelled]),
-    existing?.startedAt ?? started,
-    AbortSignal.any([attempt.lockLost, ...cancelled]),
-  );
+    stop: AbortSignal.any([deps.shutdown, attempt.lockLost, ...cancelled]),
+    cancelRequests: AbortSignal.any([attempt.lockLost, ...cancelled]),
+    startedAt: existing?.startedAt ?? started,
+  });
   return { ctx, resume, log, started };
 }
 
@@ -166,7 +166,7 @@ async function failRun(deps: SyncProcessorDeps, { ctx, started }: OpenRun, err: 
 
 /** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad. */
 async function finishRun(deps: SyncProcessorDeps, { ctx, log, started }: OpenRun): Promise<SyncResult> {
-  const outcome = (ctx.counts['deadLettered'] ?? 0) + (ctx.counts['badRecords'] ?? 0) > 0 ? 'partial' : 'succeeded';
+  const outcome = ctx.counted('deadLettered') + ctx.counted('badRecords') > 0 ? 'partial' : 'succeeded';
   await deps.stores.runs.finish(ctx.tenant, ctx.runId, {
     outcome,
     finishedAt: Date.now(),

@@ -143,7 +143,7 @@ describe('a run: serialized, the request pool, checkpoints', () => {
       pool,
       settings,
     };
-    return new RunContext('acme', `run-${n}`, 'full', services, signal);
+    return new RunContext({ tenant: 'acme', runId: `run-${n}`, mode: 'full', services, stop: signal });
   }
 
   beforeAll(async () => {

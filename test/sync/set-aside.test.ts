@@ -28,7 +28,10 @@ describe('a record whose write stays unsettled is set aside, not a run failure',
     await writeSampleFolder(folder, data);
     rig = await startRig({
       redisUrl: redis.url,
-      tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }],
+      tenants: [
+        { id: 'acme', platform: { kind: 'file', path: folder } },
+        { id: 'beta', platform: { kind: 'file', path: folder } },
+      ],
       env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '5' },
       logLevel: 'warn',
     });
@@ -75,5 +78,23 @@ describe('a record whose write stays unsettled is set aside, not a run failure',
     const pushable = data.invoices.filter((i) => i.status !== 'DRAFT');
     expect(stored.invoices).toHaveLength(pushable.length);
     for (const inv of itsInvoices) expect(stored.invoices.find((s) => s.extPlatformId === inv.id)?.contact.uuid).toBe(uuidOf.get(target.id));
+  });
+
+  it('pushes a set-aside record at the end of the run; its invoices follow, and pending counts agree', async () => {
+    const target = data.contacts[7]!;
+    const itsInvoices = data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
+    expect(itsInvoices.length).toBeGreaterThan(0);
+    // Every attempt of the create in the run is answered 503 (before processing); the retry at the end goes through.
+    rig.sim.setFaults({ script: [{ route: 'POST /contact', fault: '503', count: 5, matching: `"extPlatformId":"${target.id}"` }] });
+    const run = await rig.sync('beta', 'full');
+    expect(run.outcome).toBe('succeeded');
+    expect(run.counts['contacts.setAside']).toBe(1);
+    expect(run.counts['contacts.created']).toBe(data.contacts.length);
+    // Its invoices waited for it, then went: the run's two pending counts say the same (none left).
+    expect(run.counts['invoices.pending']).toBe(0);
+    expect(run.counts['pending']).toBe(0);
+    expect(await rig.app.stores.deadLetters.list('beta')).toHaveLength(0);
+    const stored = rig.sim.data('client-beta');
+    expect(stored.invoices).toHaveLength(data.invoices.filter((i) => i.status !== 'DRAFT').length);
   });
 });
