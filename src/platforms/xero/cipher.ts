@@ -9,6 +9,9 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import { parseTokenKey } from '../../config/token-key.js';
 
 const VERSION = 'v1';
+/** GCM's recommended IV length and its full tag: a shortened tag would make forgeries cheaper, so none is taken. */
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 
 export { parseTokenKey };
 
@@ -28,8 +31,8 @@ export class TokenCipher {
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. `context` must be given again to decrypt. */
   encrypt(plain: string, context: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#enc, iv);
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#enc, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
@@ -39,10 +42,13 @@ export class TokenCipher {
   decrypt(box: string, context: string): string {
     const parts = box.split('.');
     if (parts.length !== 4 || parts[0] !== VERSION) throw new Error('not a token ciphertext of this version');
-    const [, iv, tag, body] = parts as [string, string, string, string];
-    const decipher = createDecipheriv('aes-256-gcm', this.#enc, Buffer.from(iv, 'base64url'));
+    const [, ivText, tagText, body] = parts as [string, string, string, string];
+    const iv = Buffer.from(ivText, 'base64url');
+    const tag = Buffer.from(tagText, 'base64url');
+    if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('not a token ciphertext of this version (its IV or tag has the wrong length)');
+    const decipher = createDecipheriv('aes-256-gcm', this.#enc, iv, { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(context, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
   }
 
