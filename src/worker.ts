@@ -25,6 +25,9 @@ const ALL_QUEUES: readonly QueueKey[] = ['sync', 'schedule', 'refreshToken', 'ca
  */
 const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls']);
 
+/** How often a worker drops expired dead letters and unknown call outcomes (and once at start). */
+const HOUSEKEEPING_EVERY_MS = 3_600_000;
+
 /** The lock under which one process at a time upserts schedulers. */
 export function schedulesLockKey(prefix: string): string {
   return globalKey(prefix, 'lock', 'schedules');
@@ -182,6 +185,24 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     }
   };
 
+  // Housekeeping: bounds on what would otherwise grow without end (dead letters of records gone from the source,
+  // unknown call outcomes whose campaign has expired). Idempotent, so every worker process may run it.
+  const housekeep = async (): Promise<void> => {
+    for (const t of app.tenants()) {
+      try {
+        const maxAgeMs = env.DEAD_LETTER_MAX_AGE_DAYS * 86_400_000;
+        const deadLetters = maxAgeMs > 0 ? await app.stores.deadLetters.prune(t.id, Date.now() - maxAgeMs) : 0;
+        const unknownOutcomes = await campaigns.pruneUnknown(t.id);
+        if (deadLetters + unknownOutcomes > 0) logger.info({ tenant: t.id, deadLetters, unknownOutcomes }, 'housekeeping: dropped expired entries');
+      } catch (err) {
+        if (!app.outage.down) logger.warn({ tenant: t.id, err: (err as Error).message }, 'housekeeping failed; it runs again within the hour');
+      }
+    }
+  };
+  const housekeeping = setInterval(() => void housekeep(), HOUSEKEEPING_EVERY_MS);
+  housekeeping.unref();
+  void housekeep();
+
   const ops =
     port !== 0 && metrics
       ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
@@ -194,6 +215,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     close(deadlineMs = env.SHUTDOWN_TIMEOUT_MS) {
       closing ??= (async () => {
         if (tenantsFile) unwatchFile(tenantsFile);
+        clearInterval(housekeeping);
         shutdown.abort(new Error('shutting down'));
         const closed = Promise.allSettled(workers.map((w) => w.close()));
         const timedOut = await Promise.race([

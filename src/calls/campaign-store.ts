@@ -194,6 +194,21 @@ export class CampaignStore {
     if (numbers.length > 0) await this.redis.srem(this.tk(tenant, 'unknown'), ...numbers.map((n) => `${id} ${n}`));
   }
 
+  /**
+   * Drops the tenant's unknown outcomes whose campaign is gone (past `retentionMs`, so nothing is left to confirm
+   * or release them against), and the campaign index's expired ids. Returns how many outcomes went.
+   */
+  async pruneUnknown(tenant: string): Promise<number> {
+    await this.redis.zremrangebyscore(this.tk(tenant, 'campaigns'), '-inf', Date.now() - this.retentionMs);
+    const byCampaign = await this.unknownOf(tenant);
+    const gone: string[] = [];
+    for (const [id, numbers] of byCampaign) {
+      if ((await this.redis.exists(this.k(id))) === 0) gone.push(...numbers.map((n) => `${id} ${n}`));
+    }
+    if (gone.length > 0) await this.redis.srem(this.tk(tenant, 'unknown'), ...gone);
+    return gone.length;
+  }
+
   /** How many unknown outcomes of a tenant wait for an operator (one SCARD). */
   async countUnknown(tenant: string): Promise<number> {
     return this.redis.scard(this.tk(tenant, 'unknown'));

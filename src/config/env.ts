@@ -72,6 +72,8 @@ export const envSchema = z.object({
   REDIS_DOWN_LOG_EVERY_S: int(300, 1, 86_400),
   /** How long a job (and a tenant's run lock) stays owned by a worker that stopped answering (crash, kill -9). */
   JOB_LOCK_MS: int(30_000, 1_000, 600_000),
+  /** Dead letters whose last attempt is older than this many days are dropped (0 = kept until pushed or cleared). */
+  DEAD_LETTER_MAX_AGE_DAYS: int(90, 0, 3650),
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */

@@ -132,6 +132,17 @@ end
 return out
 `);
 
+/** KEYS: hash, all, contacts, invoices, payments. ARGV: padded cutoff, limit. Removes entries last tried before the cutoff. */
+const PRUNE = stateScript(`${LUA_HEAD}
+local members = redis.call('ZRANGEBYLEX', KEYS[2], '-', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, m in ipairs(members) do
+  local k = string.sub(m, 17)
+  for i = 2, #KEYS do redis.call('ZREM', KEYS[i], m) end
+  redis.call('HDEL', KEYS[1], k)
+end
+return #members
+`);
+
 const COUNTS = stateScript(`
 local out = { redis.call('HLEN', KEYS[1]) }
 for i = 3, #KEYS do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
@@ -214,6 +225,19 @@ export class DeadLetterStore {
     if (refs.length === 0) return 0;
     const keys = refs.map((r) => (typeof r === 'string' ? r : deadLetterKey(r)));
     return Number(await REMOVE.run(this.redis, this.keys(tenant), keys));
+  }
+
+  /**
+   * Drops entries whose last attempt is older than `before` (ms), in batches: a record that vanished from the
+   * source is never tried again, so its entry would stay forever. Returns how many went.
+   */
+  async prune(tenant: string, before: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = Number(await PRUNE.run(this.redis, this.keys(tenant), [pad(Math.max(0, Math.floor(before))), 500]));
+      total += n;
+      if (n < 500) return total;
+    }
   }
 
   async count(tenant: string): Promise<number> {

@@ -39,6 +39,7 @@ async function runEveryScript(redis: Redis, p: string): Promise<void> {
   await s.deadLetters.list('acme');
   await s.deadLetters.counts('acme');
   await s.deadLetters.remove('acme', [{ entity: 'invoices', platformId: 'i1' }]);
+  await s.deadLetters.prune('acme', Date.now());
   await s.pending.add('acme', [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
   await s.paymentLedger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
   await s.paymentLedger.totals('acme', ['i1']);
