@@ -59,9 +59,10 @@ async function until<T>(check: () => Promise<T | undefined>, what: string): Prom
 /** The job once it has finished (completed or failed for good). */
 async function finished(queue: Queue, id: string | undefined): Promise<Job> {
   return until(async () => {
-    const job = id === undefined ? undefined : await queue.getJob(id);
-    const state = await job?.getState();
-    return state === 'completed' || state === 'failed' ? job : undefined;
+    if (id === undefined) return undefined;
+    const state = await queue.getJobState(id);
+    // Read the job after its state is final: a copy read before may be of the job still active (no return value).
+    return state === 'completed' || state === 'failed' ? queue.getJob(id) : undefined;
   }, `job ${id ?? '?'} to finish`);
 }
 
