@@ -14,8 +14,16 @@ export const QUEUES = {
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-/** A BullMQ job id from parts: no colon, never a plain integer. */
+/**
+ * A BullMQ job id from parts, joined by `.`: no colon, never a plain integer, and injective (issue 17: `a:b` and
+ * `a_b` once shared an id). Each part is percent-escaped where it holds `%`, `.`, `:` or whitespace, so parts
+ * never run into each other; an id of digits only gets its first digit escaped.
+ */
 export function jobId(...parts: (string | number)[]): string {
-  const id = parts.map((p) => String(p).replace(/[:\s]/g, '_')).join('.');
-  return /^\d+$/.test(id) ? `j.${id}` : id;
+  const id = parts.map((p) => String(p).replace(/[%.:\s]/gu, (c) => escapeChar(c))).join('.');
+  return /^\d+$/.test(id) ? `${escapeChar(id[0]!)}${id.slice(1)}` : id;
+}
+
+function escapeChar(c: string): string {
+  return [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 }

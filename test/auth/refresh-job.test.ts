@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
 import { authClientKey, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
-import { ensureRefreshSchedules, JOBS } from '../../src/queues/index.js';
+import { ensureRefreshSchedules, jobId, JOBS } from '../../src/queues/index.js';
+import { refreshId } from '../../src/queues/jobs.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { buildRig, NO_AUTH_URL, quietLogger, type AuthRig } from './harness.js';
 
@@ -73,6 +74,37 @@ describe('refresh-token processor', () => {
     }
     expect(calls).toEqual([]);
     expect(JOBS.refresh.schema.safeParse({ clientKey: 'c1', tenantId: 't1', reason: 'scheduled' }).success).toBe(true);
+  });
+});
+
+describe('refresh job ids (issue 17)', () => {
+  it('are injective: clients a:b and a_b get one scheduler each, and so do their tenants', async () => {
+    const prefix = testPrefix('sched');
+    prefixes.push(prefix);
+    const rig = await buildRig({ url: redis.url, prefix, settings: {} });
+    rigs.push(rig);
+    expect(refreshId('a:b')).not.toBe(refreshId('a_b'));
+    expect(jobId('a', 'b.c')).not.toBe(jobId('a.b', 'c'));
+    expect(jobId('12')).not.toMatch(/^\d+$/);
+    expect(jobId('12')).not.toBe(jobId('j', '12'));
+    expect(jobId('a:b')).not.toContain(':');
+    // The ids as they are, and the schedules auth keeps for two tenants with those client ids.
+    await ensureRefreshSchedules(rig.queue, [{ clientKey: 'a:b', tenantId: 't1' }, { clientKey: 'a_b', tenantId: 't2' }], 30_000);
+    const data = (await rig.queue.getJobSchedulers()).map((s) => s.template?.data as unknown);
+    expect(data).toHaveLength(2);
+    expect(data).toEqual(
+      expect.arrayContaining([
+        { clientKey: 'a:b', tenantId: 't1', reason: 'scheduled' },
+        { clientKey: 'a_b', tenantId: 't2', reason: 'scheduled' },
+      ]),
+    );
+    const tenants = [
+      { id: 't1', collections: { clientId: 'a:b', clientSecret: new Secret('s') } },
+      { id: 't2', collections: { clientId: 'a_b', clientSecret: new Secret('s') } },
+    ];
+    const { upserted } = await rig.auth.ensureSchedules(tenants);
+    expect(new Set(upserted).size).toBe(2);
+    expect((await rig.queue.getJobSchedulers()).map((s) => (s.template?.data as { clientKey: string }).clientKey).sort()).toEqual(tenants.map((t) => rig.auth.clientKeyOf(t)).sort());
   });
 });
 
