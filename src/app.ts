@@ -3,6 +3,7 @@
  * collections clients and platform adapters once, and hands them down. Nothing else connects or reads the
  * environment. The worker, the CLI, the demo and tests all start here.
  */
+import { hkdfSync } from 'node:crypto';
 import { Agent } from 'undici';
 import type { Redis } from 'ioredis';
 import { createAuth, type Auth, type AuthMetrics, type RefresherHooks } from './auth/index.js';
@@ -62,6 +63,18 @@ function authMetricsOf(metrics: Metrics | undefined): AuthMetrics | undefined {
   };
 }
 
+/**
+ * The key of the client secrets' fingerprints (decision 36): TOKEN_FINGERPRINT_KEY, else one derived from
+ * PLATFORM_TOKEN_KEY (HKDF, its own label), else none (createAuth then takes a random key of this process).
+ */
+export function fingerprintKeyOf(env: Pick<Env, 'TOKEN_FINGERPRINT_KEY' | 'PLATFORM_TOKEN_KEY'>): { fingerprintKey?: Buffer } {
+  if (env.TOKEN_FINGERPRINT_KEY !== undefined) return { fingerprintKey: Buffer.from(env.TOKEN_FINGERPRINT_KEY, 'utf8') };
+  if (env.PLATFORM_TOKEN_KEY !== undefined) {
+    return { fingerprintKey: Buffer.from(hkdfSync('sha256', Buffer.from(env.PLATFORM_TOKEN_KEY, 'utf8'), Buffer.alloc(0), 'collections-sync client secret fingerprint', 32)) };
+  }
+  return {};
+}
+
 export async function createApp(options: AppOptions): Promise<App> {
   const { env, logger, metrics } = options;
   checkTenantsNeeds(options.tenants, env);
@@ -83,6 +96,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     prefix: env.KEY_PREFIX,
     authUrl: env.COLLECTIONS_AUTH_URL,
     jobs: refreshJobs(queues.refreshToken, logger),
+    ...fingerprintKeyOf(env),
     logger,
     settings: {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,

@@ -3,6 +3,7 @@
  * process; a gate and leases so a rotation never breaks requests in flight; compare-and-refresh on 401;
  * a refresher job as the only caller of the token endpoint; a cooldown when the credentials are refused.
  */
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
@@ -49,6 +50,11 @@ export interface CreateAuthOptions {
   logger: Logger;
   settings?: AuthSettingsInput;
   metrics?: AuthMetrics;
+  /**
+   * The key of the secrets' fingerprints (TOKEN_FINGERPRINT_KEY); every process of a deployment needs the same
+   * one. Default: a random key of this process (fine for one process; several then each restart the cooldown).
+   */
+  fingerprintKey?: Buffer;
   /** Default: src/collections/token.ts's requestToken. */
   requestToken?: RequestTokenFn;
   hooks?: RefresherHooks;
@@ -61,6 +67,8 @@ export interface Auth {
   readonly refresher: TokenRefresher;
   /** The provider of a tenant (cached per tenant id, client and secret; a changed secret gives a new one). */
   providerFor(tenant: AuthTenant): TokenProvider;
+  /** The keyed fingerprint of a client's secret, as stored with a refusal. */
+  fingerprint(clientId: string, secret: Secret): string;
   /** The client key of a tenant's token: one per (auth URL, client id). */
   clientKeyOf(tenant: AuthTenant): string;
   status(clientKey: string): Promise<AuthStatus>;
@@ -79,6 +87,8 @@ export function createAuth(o: CreateAuthOptions): Auth {
     if (!o.onConnectionError?.(err)) logger.warn({ err: err.message }, 'auth: subscriber connection error');
   });
   const wakeups = new AuthWakeups(subscriber, logger, o.subscriber === undefined);
+  const fingerprintKey = o.fingerprintKey ?? randomBytes(32);
+  const fingerprint = (clientId: string, secret: Secret): string => secretFingerprint(clientId, secret, fingerprintKey);
   const refresher = new TokenRefresher({
     redis: o.redis,
     prefix: o.prefix,
@@ -88,6 +98,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
     requestToken: o.requestToken ?? requestToken,
     metrics,
     planCheck: (request, delayMs) => o.jobs.plan(request, delayMs),
+    fingerprint,
     ...(o.hooks ? { hooks: o.hooks } : {}),
   });
   const stores = new Map<string, ClientAuthStore>();
@@ -106,11 +117,12 @@ export function createAuth(o: CreateAuthOptions): Auth {
     settings,
     refresher,
     clientKeyOf,
+    fingerprint,
     providerFor(tenant) {
       const clientKey = clientKeyOf(tenant);
-      const fingerprint = secretFingerprint(tenant.collections.clientId, tenant.collections.clientSecret);
+      const fp = fingerprint(tenant.collections.clientId, tenant.collections.clientSecret);
       const limit = tenant.inFlightLimit ?? settings.inFlightLimit;
-      const sig = `${clientKey}\0${fingerprint}\0${limit}`;
+      const sig = `${clientKey}\0${fp}\0${limit}`;
       const cached = providers.get(tenant.id);
       if (cached?.sig === sig) return cached.provider;
       const provider = new RedisTokenProvider({
@@ -122,7 +134,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
         requestRefresh: (r) => o.jobs.request(r),
         tenantId: tenant.id,
         clientId: tenant.collections.clientId,
-        fingerprint,
+        fingerprint: fp,
         inFlightLimit: limit,
       });
       providers.set(tenant.id, { sig, provider });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Secret } from '../config/secret.js';
 import { clientDigest, clientKey } from '../redis/keys.js';
 
@@ -52,9 +52,10 @@ export function authKeys(prefix: string, client: string): AuthKeys {
 }
 
 /**
- * A short, one-way fingerprint of a client's credentials (sha256, 16 hex digits): it tells whether the secret
- * changed since the endpoint refused it, without keeping the secret.
+ * A keyed fingerprint of a client's credentials (HMAC-SHA256 under the deployment's fingerprint key, 32 hex
+ * digits): it tells whether the secret changed since the endpoint refused it, without keeping the secret; without
+ * the key (never in Redis) a weak secret cannot be guessed from a Redis dump (issue 17).
  */
-export function secretFingerprint(clientId: string, secret: Secret): string {
-  return createHash('sha256').update(clientId).update('\0').update(secret.reveal()).digest('hex').slice(0, 16);
+export function secretFingerprint(clientId: string, secret: Secret, key: Buffer): string {
+  return createHmac('sha256', key).update(clientId).update('\0').update(secret.reveal()).digest('hex').slice(0, 32);
 }

@@ -4,7 +4,7 @@ import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
 import { RedisLock } from '../redis/lock.js';
 import { isCredentialsRejected } from './errors.js';
-import { authClientKey, secretFingerprint } from './keys.js';
+import { authClientKey } from './keys.js';
 import type { AuthMetrics, RotationReason } from './metrics.js';
 import type { RefreshRequest } from './refresh-request.js';
 import { tokenPlan, type AuthSettings, type TokenPlan } from './settings.js';
@@ -57,6 +57,8 @@ export interface TokenRefresherDeps {
   requestToken: RequestTokenFn;
   metrics: AuthMetrics;
   hooks?: RefresherHooks;
+  /** The keyed fingerprint of a client's credentials (secretFingerprint under the deployment's key). */
+  fingerprint: (clientId: string, secret: Secret) => string;
   /** Enqueues a 'scheduled' check to run in `delayMs` (the planned check of a token's margin). */
   planCheck?: (request: RefreshRequest, delayMs: number) => Promise<unknown>;
 }
@@ -85,7 +87,7 @@ export class TokenRefresher {
       throw new Error(`credentials of client "${credentials.clientId}" at ${credentials.authUrl} given for another client key (${clientKey})`);
     }
     const store = new ClientAuthStore(this.#d.redis, this.#d.prefix, clientKey);
-    const fingerprint = secretFingerprint(credentials.clientId, credentials.clientSecret);
+    const fingerprint = this.#d.fingerprint(credentials.clientId, credentials.clientSecret);
 
     const before = await store.state();
     const held = cooldownOf(before, fingerprint);

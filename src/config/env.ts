@@ -63,6 +63,11 @@ export const envSchema = z.object({
   TOKEN_LIFETIME_S: int(300, 1, 86_400 * 7),
   /** Rotate this fraction of the token's own lifetime (from its `exp`) before expiry. */
   TOKEN_REFRESH_MARGIN: z.coerce.number().gt(0).lt(1).default(0.2),
+  /**
+   * Key of the fingerprints of client secrets kept with a refused secret (HMAC-SHA256; at least 16 characters,
+   * the same in every worker). Unset: derived from PLATFORM_TOKEN_KEY, else a random key per process.
+   */
+  TOKEN_FINGERPRINT_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Incremental reads start this far before the cursor; content hashes make the overlap free. */
   CURSOR_LOOKBACK_S: int(300, 0, 86_400 * 7),
   /** Port of /healthz, /readyz and /metrics (0 = off). */

@@ -32,6 +32,9 @@ export interface AuthRig {
 /** The token endpoint's address in tests that never call it (no simulator). */
 export const NO_AUTH_URL = 'http://127.0.0.1:1';
 
+/** The fingerprint key of every process of a test (TOKEN_FINGERPRINT_KEY): they must agree. */
+export const TEST_FINGERPRINT_KEY = Buffer.from('test-fingerprint-key-0123456789');
+
 export interface RigOptions {
   url: string;
   prefix: string;
@@ -57,6 +60,7 @@ export async function buildRig(o: RigOptions): Promise<AuthRig> {
     redis,
     prefix: o.prefix,
     authUrl: o.authUrl ?? NO_AUTH_URL,
+    fingerprintKey: TEST_FINGERPRINT_KEY,
     jobs: refreshJobs(queue, logger),
     logger,
     settings: o.settings,

@@ -5,7 +5,9 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
+import { createHash, createHmac } from 'node:crypto';
 import { authClientKey, CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
+import { CollectionsError } from '../../src/collections/errors.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import { Queue } from 'bullmq';
@@ -15,7 +17,7 @@ import { refreshPlanId } from '../../src/queues/jobs.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
-import { buildRig, eventually, NO_AUTH_URL, quietLogger, sleep, type AuthRig } from './harness.js';
+import { buildRig, eventually, NO_AUTH_URL, quietLogger, sleep, TEST_FINGERPRINT_KEY, type AuthRig } from './harness.js';
 
 /** The client key of client c1 at the (never called) token endpoint of these tests. */
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
@@ -158,6 +160,27 @@ describe('the token held decides (issue 12)', () => {
   });
 });
 
+describe('the stored fingerprint of a refused secret (issue 17)', () => {
+  it('is keyed (HMAC under the deployment\'s key), not a plain SHA-256 a weak secret could be guessed from', async () => {
+    const prefix = testPrefix('auth');
+    prefixes.push(prefix);
+    const refused = async (): Promise<never> => {
+      throw new CollectionsError({ code: 'AUTH_CREDENTIALS_REJECTED', retryable: false, message: 'refused', route: 'POST /auth/v1/api-key/auth', status: 401 });
+    };
+    const r = await buildRig({ url: redis.url, prefix, settings: {}, requestToken: refused });
+    rigs.push(r);
+    const secret = 'hunter2';
+    expect(await r.auth.refresher.rotate(C1, { clientId: 'c1', clientSecret: new Secret(secret), authUrl: NO_AUTH_URL }, { reason: 'manual' })).toMatchObject({ outcome: 'rejected' });
+    const stored = await r.redis.hget(new ClientAuthStore(r.redis, prefix, C1).keys.failure, 'secretFingerprint');
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(stored).toMatch(/^[0-9a-f]{32}$/);
+    for (const plain of [sha(secret), sha(`c1\0${secret}`)]) expect(plain.startsWith(stored!.slice(0, 16))).toBe(false);
+    expect(stored).toBe(createHmac('sha256', TEST_FINGERPRINT_KEY).update(`c1\0${secret}`).digest('hex').slice(0, 32));
+    // Another key, another fingerprint: without the key a guess cannot be checked.
+    expect(secretFingerprint('c1', new Secret(secret), Buffer.from('another-key-of-16+chars'))).not.toBe(stored);
+  });
+});
+
 describe('gate', () => {
   it('holds new requests while closed and lets them through when it expires (a dead refresher stalls nobody for longer)', async () => {
     const { rig: r, prefix } = await rig();
@@ -239,7 +262,7 @@ describe('failure state', () => {
     const { rig: r, prefix } = await rig({ acquireTimeoutMs: 400 });
     const store = new ClientAuthStore(r.redis, prefix, C1);
     await store.closeGate('refresher', 5_000);
-    const f = await store.recordFailure('refresher', 'the token endpoint refused the client credentials', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
+    const f = await store.recordFailure('refresher', 'the token endpoint refused the client credentials', r.auth.fingerprint('c1', new Secret('wrong')), 60_000, 600_000);
     expect(f.failures).toBe(1);
     expect((await r.auth.status(C1)).gateClosed).toBe(false);
 
@@ -258,7 +281,7 @@ describe('failure state', () => {
     const err2 = await fixed.acquire().then(() => undefined, (x: unknown) => x);
     expect((err2 as { code?: string }).code).toBe('COLLECTIONS_TRANSIENT');
 
-    const again = await store.recordFailure('x', 'refused', secretFingerprint('c1', new Secret('wrong')), 60_000, 600_000);
+    const again = await store.recordFailure('x', 'refused', r.auth.fingerprint('c1', new Secret('wrong')), 60_000, 600_000);
     expect(again.failures).toBe(2);
     const status = await r.auth.status(C1);
     expect(status.failure?.failures).toBe(2);
