@@ -99,7 +99,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     if (!(await lock.acquireWithin(10_000))) return;
     try {
       await ensureTickSchedules(app.queues.schedule, tenants, logger);
-      await app.auth.ensureSchedules(tenants);
+      await app.auth.applyTenants(tenants);
     } finally {
       await lock.release();
     }

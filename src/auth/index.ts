@@ -9,7 +9,7 @@ import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
-import { authClientKey, secretFingerprint } from './keys.js';
+import { authClientKey, authClientOfKey, authKeysPattern, secretFingerprint } from './keys.js';
 import { noopAuthMetrics, type AuthMetrics } from './metrics.js';
 import { RedisTokenProvider } from './provider.js';
 import type { RefreshJobs, ScheduledClient } from './refresh-request.js';
@@ -74,6 +74,12 @@ export interface Auth {
   status(clientKey: string): Promise<AuthStatus>;
   /** Upserts the per-client rotation schedulers (call from one place: start and tenants-file change). */
   ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[] }>;
+  /**
+   * Applies a (re)loaded tenants file (issue 17, growth): the schedulers as ensureSchedules, then deletes the
+   * token state (token, gate, leases, failure, lock) of every client no longer in it, old key layouts included.
+   * Call from the one place schedules are put in place, under its lock.
+   */
+  applyTenants(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; dropped: string[] }>;
   close(): Promise<void>;
 }
 
@@ -144,6 +150,27 @@ export function createAuth(o: CreateAuthOptions): Auth {
     ensureSchedules(tenants) {
       const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: clientKeyOf(t), tenantId: t.id }));
       return o.jobs.schedule(clients, settings.scheduleEveryMs);
+    },
+    async applyTenants(tenants) {
+      const scheduled = await this.ensureSchedules(tenants);
+      const keep = new Set(tenants.map(clientKeyOf));
+      const dropped = new Set<string>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await o.redis.scan(cursor, 'MATCH', authKeysPattern(o.prefix), 'COUNT', 500);
+        cursor = next;
+        const gone = keys.filter((key) => {
+          const client = authClientOfKey(o.prefix, key);
+          if (client === undefined || keep.has(client)) return false;
+          dropped.add(client);
+          return true;
+        });
+        if (gone.length > 0) await o.redis.unlink(...gone);
+      } while (cursor !== '0');
+      for (const client of dropped) stores.delete(client);
+      for (const [tenantId, p] of providers) if (dropped.has(p.sig.split('\0')[0] ?? '')) providers.delete(tenantId);
+      if (dropped.size > 0) logger.info({ clients: [...dropped] }, 'auth: token state of clients no longer in the tenants file deleted');
+      return { ...scheduled, dropped: [...dropped] };
     },
     async close() {
       providers.clear();

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Secret } from '../config/secret.js';
-import { clientDigest, clientKey } from '../redis/keys.js';
+import { clientDigest, clientKey, clientKeysPattern, clientOfKey } from '../redis/keys.js';
 
 /**
  * The client key of the token protocol: one per (auth URL, client id), a digest of both (issue 17). Two tenants
@@ -19,6 +19,8 @@ function normalizeAuthUrl(authUrl: string): string {
     return authUrl.replace(/\/+$/, '');
   }
 }
+
+const AUTH_KIND = 'auth';
 
 /** The Redis keys of one client's token protocol (`client`: its authClientKey). All under the one prefix. */
 export interface AuthKeys {
@@ -39,7 +41,7 @@ export interface AuthKeys {
 }
 
 export function authKeys(prefix: string, client: string): AuthKeys {
-  const k = (part: string): string => clientKey(prefix, client, 'auth', part);
+  const k = (part: string): string => clientKey(prefix, client, AUTH_KIND, part);
   return {
     token: k('token'),
     gate: k('gate'),
@@ -50,6 +52,10 @@ export function authKeys(prefix: string, client: string): AuthKeys {
     channel: k('events'),
   };
 }
+
+/** A SCAN pattern for the token-protocol keys of every client, and the client of one such key. */
+export const authKeysPattern = (prefix: string): string => clientKeysPattern(prefix, AUTH_KIND);
+export const authClientOfKey = (prefix: string, key: string): string | undefined => clientOfKey(prefix, AUTH_KIND, key);
 
 /**
  * A keyed fingerprint of a client's credentials (HMAC-SHA256 under the deployment's fingerprint key, 32 hex

@@ -52,6 +52,19 @@ export function clientDigest(...parts: string[]): string {
   return h.digest('hex').slice(0, 32);
 }
 
+/** A SCAN pattern for every key of every client of one kind (`<prefix>:<kind>:*`). */
+export function clientKeysPattern(prefix: string, kind: KeyKind): string {
+  return `${join(prefix, kind, undefined, []).replace(/([*?[\]\\])/g, '\\$1')}:*`;
+}
+
+/** The client of a key made by `clientKey(prefix, client, kind, ...)`, or undefined for a key of another shape. */
+export function clientOfKey(prefix: string, kind: KeyKind, key: string): string | undefined {
+  const head = `${join(prefix, kind, undefined, [])}:`;
+  if (!key.startsWith(head)) return undefined;
+  const client = key.slice(head.length).split(':')[0];
+  return client === undefined || client === '' ? undefined : client;
+}
+
 /** A platform connection's key (Xero: one organisation's tokens and limits): `<prefix>:<kind>:<connection>[:<part>...]`. */
 export function connectionKey(prefix: string, connection: string, kind: KeyKind, ...parts: KeyPart[]): string {
   return join(prefix, kind, connection, parts);

@@ -6,7 +6,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
-import { authClientKey, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
+import { authClientKey, authKeys, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
 import { ensureRefreshSchedules, jobId, JOBS } from '../../src/queues/index.js';
 import { refreshId } from '../../src/queues/jobs.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
@@ -129,5 +129,42 @@ describe('ensureRefreshSchedules', () => {
     expect(res.removed).toEqual(['refresh.c1']);
     const after = await rig.queue.getJobSchedulers();
     expect(after.map((s) => [s.key, s.every])).toEqual([['refresh.c2', 20_000]]);
+  });
+});
+
+describe('applyTenants (issue 17, growth)', () => {
+  it('deletes the token state and the schedulers of clients no longer in the tenants file, and keeps the rest', async () => {
+    const prefix = testPrefix('gone');
+    prefixes.push(prefix);
+    const rig = await buildRig({ url: redis.url, prefix, settings: {} });
+    rigs.push(rig);
+    const t1 = { id: 't1', collections: { clientId: 'c1', clientSecret: new Secret('s1') } };
+    const t2 = { id: 't2', collections: { clientId: 'c2', clientSecret: new Secret('s2') } };
+    const state = async (t: typeof t1): Promise<string[]> => {
+      const k = authKeys(prefix, rig.auth.clientKeyOf(t));
+      return (await Promise.all([k.token, k.failure, k.leases].map(async (key) => ((await rig.redis.exists(key)) === 1 ? key : undefined)))).filter((x) => x !== undefined);
+    };
+    for (const t of [t1, t2]) {
+      const k = authKeys(prefix, rig.auth.clientKeyOf(t));
+      await rig.redis.hset(k.token, 'token', 'tok', 'version', 1, 'expiresAt', Date.now() + 60_000);
+      await rig.redis.hset(k.failure, 'reason', 'refused', 'failures', 1);
+      await rig.redis.zadd(k.leases, Date.now() + 60_000, 'l1');
+    }
+    // A token of the old layout (the bare client id as its key) is of no client in the file either.
+    const old = authKeys(prefix, 'c1').token;
+    await rig.redis.hset(old, 'token', 'tok', 'version', 3);
+    const other = `${prefix}:xero:org-1:oauth`;
+    await rig.redis.set(other, 'kept');
+
+    expect((await rig.auth.applyTenants([t1, t2])).dropped).toEqual(['c1']);
+    expect((await rig.queue.getJobSchedulers()).length).toBe(2);
+    const r = await rig.auth.applyTenants([t1]);
+    expect(r.dropped).toEqual([rig.auth.clientKeyOf(t2)]);
+    expect(r.removed).toEqual([refreshId(rig.auth.clientKeyOf(t2))]);
+    expect(await state(t2)).toEqual([]);
+    expect((await state(t1)).length).toBe(3);
+    expect(await rig.redis.exists(old)).toBe(0);
+    expect(await rig.redis.get(other)).toBe('kept');
+    expect((await rig.queue.getJobSchedulers()).map((s) => s.key)).toEqual([refreshId(rig.auth.clientKeyOf(t1))]);
   });
 });
