@@ -116,7 +116,7 @@ function duplicateIds(raw: unknown): string[] {
 /**
  * Identities two tenants may not share, checked on the parsed file: one collections client (client id at one auth
  * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; and one Xero
- * organisation, whose token chain two tenants would restart for each other (decision 29).
+ * organisation, whose token chain two tenants would restart for each other (README decision 30).
  */
 function sharedIdentities(file: TenantsFile): string[] {
   const out: string[] = [];
