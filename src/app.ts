@@ -16,7 +16,7 @@ import { createAdapter } from './platforms/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
 import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/index.js';
-import { connectRedis, createRedis } from './redis/connection.js';
+import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
 import { isConnectionError, RedisOutageLog } from './redis/outage.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
@@ -78,7 +78,8 @@ export function fingerprintKeyOf(env: Pick<Env, 'TOKEN_FINGERPRINT_KEY' | 'PLATF
 export async function createApp(options: AppOptions): Promise<App> {
   const { env, logger, metrics } = options;
   checkTenantsNeeds(options.tenants, env);
-  const redis = await connectRedis(createRedis(env.REDIS_URL, options.role), env.REDIS_URL, {
+  const target = redisTargetOf(env);
+  const redis = await connectRedis(createRedis(target, options.role), target, {
     waitMs: options.role === 'worker' ? 60_000 : 0,
     onRetry: (err) => logger.warn({ err: err.message }, 'waiting for Redis'),
   });
@@ -86,6 +87,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   redis.on('error', (err: Error) => {
     if (!isConnectionError(err)) logger.warn({ err: err.message }, 'redis connection error');
   });
+  const eviction = await evictionWarning(redis);
+  if (eviction !== undefined) logger.warn({ redis: target.display }, eviction);
   const queues = createQueues(redis, env.KEY_PREFIX, logger, (queue, err) => outage.report(queue, err));
   const stores = createStateStores(redis, env.KEY_PREFIX);
   const mirror = new RecordMirror(redis, env.KEY_PREFIX);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { parseClusterNodes } from './redis-target.js';
 
 export const LOG_FORMATS = ['json', 'json-iso', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -19,6 +20,17 @@ const bool = (def: boolean) =>
 export const envSchema = z.object({
   /** Redis for queues and state. */
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).default('redis://127.0.0.1:6379'),
+  /**
+   * A Redis Cluster instead: its seed nodes, comma-separated, each `host:port` or a redis:// / rediss:// URL
+   * (TLS and user/password from the URLs, else from REDIS_URL). Unset: the single Redis of REDIS_URL.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .superRefine((v, ctx) => {
+      const parsed = parseClusterNodes(v);
+      if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
+    })
+    .optional(),
   /** Prefix of every Redis key this worker writes (queues and state). Keep a `{hash tag}` for Redis Cluster. */
   KEY_PREFIX: z
     .string()

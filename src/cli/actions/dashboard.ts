@@ -6,7 +6,7 @@ import { Secret } from '../../config/secret.js';
 import { createLogger } from '../../logger.js';
 import { startDashboard } from '../../ops/dashboard.js';
 import { closeQueues, createQueues } from '../../queues/index.js';
-import { connectRedis, createRedis } from '../../redis/connection.js';
+import { connectRedis, createRedis, redisTargetOf } from '../../redis/connection.js';
 import { out, UsageError } from '../runtime.js';
 
 const PASSWORD_HINT = 'set DASHBOARD_PASSWORD (at least 12 characters): the dashboard never runs without a password';
@@ -29,7 +29,8 @@ export async function dashboard(o: { port?: string; host: string }): Promise<voi
   if (!parsed.success) throw new UsageError(`dashboard settings:\n${formatIssues(parsed.error.issues, (p) => p.join('.'))}`);
   const settings = parsed.data;
   const logger = createLogger({ level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-  const redis = await connectRedis(createRedis(env.REDIS_URL, 'worker'), env.REDIS_URL);
+  const target = redisTargetOf(env);
+  const redis = await connectRedis(createRedis(target, 'worker'), target);
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueues(redis, env.KEY_PREFIX, logger);
   const board = await startDashboard({

@@ -4,6 +4,7 @@ import { requestSync } from '../../queues/index.js';
 import { dryRun as planDryRun } from '../../sync/dry-run.js';
 import { describeCounts } from '../progress.js';
 import { out, outJson, requireTenant, UsageError, withRuntime } from '../runtime.js';
+import { evictionWarning } from '../../redis/connection.js';
 
 const ago = (ms: number | null | undefined): string => {
   if (ms === undefined || ms === null) return '-';
@@ -16,6 +17,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
     const tenants = o.tenant ? [requireTenant(app, o.tenant)] : app.tenants();
     const queues: Record<string, Record<string, number>> = {};
     for (const [name, q] of Object.entries(app.queues)) queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    const redisWarning = (await evictionWarning(app.redis)) ?? null;
     const report = [];
     for (const t of tenants) {
       const cursors: Record<string, unknown> = {};
@@ -32,7 +34,8 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
         runLock: (await app.stores.runLock.holder(t.id)) ?? null,
       });
     }
-    if (o.json) return outJson({ queues, tenants: report }, 2);
+    if (o.json) return outJson({ redis: { warning: redisWarning }, queues, tenants: report }, 2);
+    if (redisWarning !== null) out(`redis: WARNING ${redisWarning}`);
     out('queues:');
     for (const [name, c] of Object.entries(queues)) out(`  ${name.padEnd(13)} ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     for (const r of report) {
