@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -153,7 +154,7 @@ describe('secrets stay out of logs, job data and Redis', () => {
     const prefix = rig.env.KEY_PREFIX;
     const dump = await dumpRedis(redis.url, redis.kind === 'env' ? `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*` : '*');
     expect(dump.size).toBeGreaterThan(20);
-    const tokenKey = `${prefix}:auth:${CLIENT}:token`;
+    const tokenKey = authKeys(prefix, authClientKey(recorder.url, CLIENT)).token;
     for (const [key, value] of dump) {
       expect(key.includes(SECRET) || value.includes(SECRET), `secret in ${key}`).toBe(false);
       for (const token of recorder.tokens) {
