@@ -70,7 +70,7 @@ describe('the command line', () => {
     const noRedis = await cli(['status'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
     expect(noRedis.code).toBe(1);
     // One clean line: the cause, and no "[ioredis] Unhandled error event" with a stack before it (issue 12).
-    expect(noRedis.stderr).toBe('collections-sync: cannot reach Redis at redis://127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n');
+    expect(noRedis.stderr).toBe('collections-sync: REDIS_URL: cannot reach Redis at redis://127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1\n');
   });
 
   it('names what is wrong in REDIS_URL and a missing tenants file, with where to look (issue 12)', async () => {
