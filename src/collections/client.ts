@@ -88,6 +88,12 @@ interface Operation<T> {
 
 /** Re-sends after a 401 (each after `tokens.rejected`), per call. */
 const MAX_AUTH_RETRIES = 2;
+/**
+ * Re-sends after a 401 `expired`, per call, within the request's deadline: the service refused the token before
+ * doing anything, so sending again with a newer token is always safe. A process whose event loop stalls (a
+ * starved machine) can see a token it took in good time expire on the way more than twice in a row.
+ */
+const MAX_EXPIRED_RETRIES = 8;
 const pathUuid = z.object({ uuid: uuidSchema });
 
 export class CollectionsClient {
@@ -195,7 +201,8 @@ export class CollectionsClient {
           if (res.status >= 200 && res.status < 300) return op.ok(res);
           if (res.status !== 401) throw errorFromResponse(op.route, res, op.idempotent);
           const reason = authReason(res.text);
-          if (authRetries >= MAX_AUTH_RETRIES) throw new AuthError({ route: op.route, reason, body: res.text });
+          const limit = reason === 'expired' ? MAX_EXPIRED_RETRIES : MAX_AUTH_RETRIES;
+          if (authRetries >= limit || Date.now() >= deadlineMs) throw new AuthError({ route: op.route, reason, body: res.text });
           authRetries += 1;
           this.#log.debug({ route: op.route, reason, authRetries }, 'token rejected; reporting it and retrying');
           await this.#reject(op.route, lease, reason, signal);

@@ -82,6 +82,30 @@ describe('401 handling', () => {
     expect(count(f.sim, 'GET /contact', '401')).toBe(3);
   });
 
+  it('a token that expired on the way is re-sent with a newer one more than twice, within the deadline', async () => {
+    // Four tokens that expire before they are used (a stalled process), then a good one: each 401 `expired` is
+    // reported and the request sent again; two re-sends (the limit for other reasons) would have failed it.
+    f.sim.setTokenLifetime(1);
+    const stale = await Promise.all(Array.from({ length: 4 }, () => rawToken())).finally(() => f.sim.setTokenLifetime(300_000));
+    await new Promise((r) => setTimeout(r, 1_100));
+    const good = await rawToken();
+    const handed: string[] = [];
+    const tokens = {
+      async acquire() {
+        const token = stale[handed.length] ?? good;
+        handed.push(token);
+        return { token, version: handed.length, release: async () => undefined };
+      },
+      async rejected() {},
+    };
+    const c = f.makeClient({ tokens });
+    const page = await c.listContacts({ size: 1 });
+    expect(page.page).toBe(1);
+    expect(count(f.sim, 'GET /contact', '401')).toBe(4);
+    expect(f.sim.counters().unauthorized.expired).toBe(4);
+    expect(handed).toHaveLength(5);
+  });
+
   it('an expired token is refreshed before use from its exp claim', async () => {
     f.sim.setTokenLifetime(1_000);
     const tokens = new StaticTokenProvider({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), marginMs: 5_000 });
