@@ -12,7 +12,7 @@ import { checkTenantsNeeds, loadTenants, type TenantConfig, type TenantsFile } f
 import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
-import { globalKey } from './redis/keys.js';
+import { globalKey, queuePrefix } from './redis/keys.js';
 import { RedisLock } from './redis/lock.js';
 
 type QueueKey = keyof typeof QUEUES;
@@ -87,7 +87,6 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
 
   const resumable = {
     connection,
-    prefix: env.KEY_PREFIX,
     lockDuration: env.JOB_LOCK_MS,
     stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)),
     maxStalledCount: 20,
@@ -112,8 +111,8 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const concurrency: Record<QueueKey, number> = { sync: options.concurrency ?? env.WORKER_CONCURRENCY, schedule: 4, refreshToken: 8, calls: 4 };
   for (const queue of ALL_QUEUES) {
     if (!want.has(queue)) continue;
-    const settings = RESUMABLE.has(queue) ? resumable : { connection, prefix: env.KEY_PREFIX };
-    track(new Worker(QUEUES[queue], processors[queue](), { ...settings, concurrency: concurrency[queue] }), QUEUES[queue]);
+    const settings = RESUMABLE.has(queue) ? resumable : { connection };
+    track(new Worker(QUEUES[queue], processors[queue](), { ...settings, prefix: queuePrefix(env.KEY_PREFIX, QUEUES[queue]), concurrency: concurrency[queue] }), QUEUES[queue]);
   }
 
   // A changed tenants file is applied all or nothing: it is checked whole, its schedules are put in place, and only

@@ -81,9 +81,10 @@ export class CampaignStore {
     const valid = campaignMetaSchema.parse(meta);
     const px = String(this.retentionMs);
     if ((await this.redis.set(this.k(valid.id), JSON.stringify(valid), 'PX', px, 'NX')) !== 'OK') return false;
-    const m = this.redis.multi().zadd(this.tk(valid.tenant, 'campaigns'), valid.createdAt, valid.id);
-    if (input) m.set(this.k(valid.id, 'input'), JSON.stringify(input), 'PX', px);
-    await m.exec();
+    // The campaign's keys and its tenant's index are two hash tags (two slots on a cluster): two writes, the
+    // input first. A crash between them leaves a campaign nobody enqueued and the index does not list; it expires.
+    if (input) await this.redis.set(this.k(valid.id, 'input'), JSON.stringify(input), 'PX', px);
+    await this.redis.zadd(this.tk(valid.tenant, 'campaigns'), valid.createdAt, valid.id);
     return true;
   }
 

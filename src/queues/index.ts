@@ -1,11 +1,12 @@
 /**
  * The queue layer: queues and their default options (here), the table of every job (jobs.ts), the producers
  * (producers.ts), the schedulers (schedulers.ts) and the one wrapper that makes a BullMQ processor of a job's
- * handler (processor.ts). Every queue shares the BullMQ `prefix` (KEY_PREFIX, a hash tag), never the ioredis
- * keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
+ * handler (processor.ts). Each queue has a BullMQ `prefix` of its own (`queuePrefix`: KEY_PREFIX's base and the
+ * queue as a hash tag, so the queues spread over a Redis Cluster), never the ioredis keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
  */
 import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
 import type { Logger } from '../logger.js';
+import { queuePrefix } from '../redis/keys.js';
 import { QUEUES, type QueueName } from './names.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
@@ -30,7 +31,7 @@ export type Queues = Record<keyof typeof QUEUES, Queue>;
  */
 export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger, onError?: (queue: string, err: Error) => boolean): Queues {
   const make = (name: QueueName): Queue => {
-    const queue = new Queue(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    const queue = new Queue(name, { connection, prefix: queuePrefix(prefix, name), defaultJobOptions: DEFAULT_JOB_OPTIONS });
     queue.on('error', (err) => {
       if (!onError?.(name, err)) logger.error({ queue: name, err: err.message }, 'queue error');
     });

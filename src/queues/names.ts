@@ -1,6 +1,6 @@
 /**
- * Queue names and job-id rules. Every queue shares one BullMQ `prefix` (KEY_PREFIX, a `{hash tag}` by default),
- * so all keys of all queues land in one Redis Cluster slot (bullmq #2589).
+ * Queue names and job-id rules. Each queue is its own Redis Cluster hash tag (`queuePrefix` in src/redis/keys.ts:
+ * a queue's keys on one slot, bullmq #2589; no flow spans two queues).
  */
 export const QUEUES = {
   /** Sync runs, one job per tenant run. */

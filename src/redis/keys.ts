@@ -1,9 +1,13 @@
 /**
- * Every Redis key of ours (BullMQ names its own) is built here, by scope: whose key it is decides how it is
- * named, so a new layout (a hash tag per tenant, per client: issue 13) changes `join` and nothing else.
+ * Every Redis key of ours (BullMQ names its own, under `queuePrefix`) is built here, by scope: whose key it is
+ * decides how it is named, so the layout lives in `join` and nothing else.
  *
- * Today every key is `<prefix>:<kind...>:<owner>[:<part>...]` under the one KEY_PREFIX (a `{hash tag}`, so all
- * keys share one Cluster slot). test/redis/keys.test.ts pins the strings of every store.
+ * The layout (issue 13, README decision "one hash tag per owner"): `<base>:<kind...>:{<owner>}[:<part>...]`, where
+ * `<base>` is KEY_PREFIX without its braces. The owner (a tenant, a client, a Xero connection, a call campaign) is
+ * the key's Redis Cluster hash tag, so one owner's keys share one slot (its scripts and MULTIs stay on one slot)
+ * and different owners spread over the cluster's masters. Each queue has its own tag too (`queuePrefix`).
+ * Until 0.x the layout was `<KEY_PREFIX>:<kind...>:<owner>[:<part>...]` (every key in the prefix's one slot):
+ * `legacyKey` still names those, for `migrate-keys`. test/redis/keys.test.ts pins the strings of every store.
  */
 
 import { createHash } from 'node:crypto';
@@ -13,9 +17,29 @@ export type KeyPart = string | number;
 /** What a key holds: one word (`'ids'`) or a path of words (`['calls', 'ledger']`), written before its owner. */
 export type KeyKind = string | readonly string[];
 
+/** KEY_PREFIX without hash-tag braces: the tag of a key is its owner, never the prefix. */
+export function keyBase(prefix: string): string {
+  return prefix.replace(/[{}]/g, '');
+}
+
+const words = (kind: KeyKind): readonly string[] => (typeof kind === 'string' ? [kind] : kind);
+
 /** The one place the layout lives. `owner` is undefined for a key of the whole deployment. */
 function join(prefix: string, kind: KeyKind, owner: string | undefined, parts: readonly KeyPart[]): string {
-  return [prefix, ...(typeof kind === 'string' ? [kind] : kind), ...(owner === undefined ? [] : [owner]), ...parts].join(':');
+  return [keyBase(prefix), ...words(kind), ...(owner === undefined ? [] : [`{${owner}}`]), ...parts].join(':');
+}
+
+/** The key the layout before issue 13 gave (owner, kind, parts): `<prefix>:<kind...>:<owner>[:<part>...]`. */
+export function legacyKey(prefix: string, kind: KeyKind, owner: string | undefined, ...parts: KeyPart[]): string {
+  return [prefix, ...words(kind), ...(owner === undefined ? [] : [owner]), ...parts].join(':');
+}
+
+/**
+ * The BullMQ `prefix` of one queue: `<base>:{<queue>}`, so each queue is its own hash tag (bullmq #2589: a queue's
+ * keys on one slot; no flow spans two queues here) and the queues spread over a cluster.
+ */
+export function queuePrefix(prefix: string, queue: string): string {
+  return `${keyBase(prefix)}:{${queue}}`;
 }
 
 /** Tenant ids come validated from the tenants file; this guard keeps a stray value from reshaping a key. */
@@ -27,7 +51,7 @@ function assertTenant(tenant: string): void {
   }
 }
 
-/** A tenant's key (state, record mirror, flags, run lock, call ledger): `<prefix>:<kind>:<tenant>[:<part>...]`. */
+/** A tenant's key (state, record mirror, flags, run lock, call ledger): `<base>:<kind>:{<tenant>}[:<part>...]`. */
 export function tenantKey(prefix: string, tenant: string, kind: KeyKind, ...parts: KeyPart[]): string {
   assertTenant(tenant);
   return join(prefix, kind, tenant, parts);
@@ -35,7 +59,7 @@ export function tenantKey(prefix: string, tenant: string, kind: KeyKind, ...part
 
 /**
  * A client's key: the collections service's client (the token protocol) or a platform app (Xero's per-app
- * limit): `<prefix>:<kind>:<client>[:<part>...]`.
+ * limit): `<base>:<kind>:{<client>}[:<part>...]`.
  */
 export function clientKey(prefix: string, client: string, kind: KeyKind, ...parts: KeyPart[]): string {
   return join(prefix, kind, client, parts);
@@ -52,7 +76,7 @@ export function clientDigest(...parts: string[]): string {
   return h.digest('hex').slice(0, 32);
 }
 
-/** A SCAN pattern for every key of every client of one kind (`<prefix>:<kind>:*`). */
+/** A SCAN pattern for every key of every client of one kind (`<base>:<kind>:*`; a cluster is scanned master by master). */
 export function clientKeysPattern(prefix: string, kind: KeyKind): string {
   return `${join(prefix, kind, undefined, []).replace(/([*?[\]\\])/g, '\\$1')}:*`;
 }
@@ -61,26 +85,26 @@ export function clientKeysPattern(prefix: string, kind: KeyKind): string {
 export function clientOfKey(prefix: string, kind: KeyKind, key: string): string | undefined {
   const head = `${join(prefix, kind, undefined, [])}:`;
   if (!key.startsWith(head)) return undefined;
-  const client = key.slice(head.length).split(':')[0];
-  return client === undefined || client === '' ? undefined : client;
+  const tag = /^\{([^{}:]+)\}(?::|$)/.exec(key.slice(head.length));
+  return tag?.[1];
 }
 
-/** A platform connection's key (Xero: one organisation's tokens and limits): `<prefix>:<kind>:<connection>[:<part>...]`. */
+/** A platform connection's key (Xero: one organisation's tokens): `<base>:<kind>:{<connection>}[:<part>...]`. */
 export function connectionKey(prefix: string, connection: string, kind: KeyKind, ...parts: KeyPart[]): string {
   return join(prefix, kind, connection, parts);
 }
 
-/** A call campaign's key: `<prefix>:<kind>:<campaign>[:<part>...]`. */
+/** A call campaign's key: `<base>:<kind>:{<campaign>}[:<part>...]` (no script or MULTI joins it with its tenant's keys). */
 export function campaignKey(prefix: string, campaign: string, kind: KeyKind, ...parts: KeyPart[]): string {
   return join(prefix, kind, campaign, parts);
 }
 
-/** A key of the whole deployment (the schedules lock): `<prefix>:<part>...`. */
+/** A key of the whole deployment (the schedules lock): `<base>:<part>...` (a one-key owner: its own slot). */
 export function globalKey(prefix: string, ...parts: KeyPart[]): string {
   return join(prefix, [], undefined, parts);
 }
 
 /** A SCAN pattern for every key under `prefix`, ours and BullMQ's (the demo's clean-up on a shared Redis). */
 export function prefixPattern(prefix: string): string {
-  return `${prefix.replace(/([*?[\]\\])/g, '\\$1')}:*`;
+  return `${keyBase(prefix).replace(/([*?[\]\\])/g, '\\$1')}:*`;
 }

@@ -18,6 +18,7 @@ import { spawnWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import { tenantsJson } from '../helpers/rig.js';
 import { AS_OF, CONTACTS, INVOICES, NUMBERS } from './fixtures.js';
+import { queuePrefix } from '../../src/redis/keys.js';
 
 const BULK = 'POST /ai/phone-calls/action/call-bulk';
 
@@ -54,8 +55,8 @@ describe('a campaign whose worker is killed mid-request', () => {
     sim = await startSimulator({ clients: [{ clientId: 'client-acme', clientSecret: 'secret-acme-x9' }] });
     await writeFile(join(folder, 'tenants.json'), tenantsJson([{ id: 'acme', platform: { kind: 'file', path: folder }, extra: { calls: { defaultRegion: 'SA', requestSize: 1 } } }]));
     conn = new Redis(redis.url, { maxRetriesPerRequest: null });
-    syncQueue = new Queue(QUEUES.sync, { connection: conn, prefix });
-    callsQueue = new Queue(QUEUES.calls, { connection: conn, prefix });
+    syncQueue = new Queue(QUEUES.sync, { connection: conn, prefix: queuePrefix(prefix, QUEUES.sync) });
+    callsQueue = new Queue(QUEUES.calls, { connection: conn, prefix: queuePrefix(prefix, QUEUES.calls) });
   });
   afterAll(async () => {
     for (const w of workers) await w.kill9();

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
+import { prefixPattern } from '../../src/redis/keys.js';
 
 export interface TestRedis {
   url: string;
@@ -146,7 +147,7 @@ export async function startTestRedis(): Promise<TestRedis> {
 export async function dropPrefix(url: string, prefix: string): Promise<void> {
   const client = new Redis(url, { maxRetriesPerRequest: 1 });
   try {
-    const stream = client.scanStream({ match: `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`, count: 500 });
+    const stream = client.scanStream({ match: prefixPattern(prefix), count: 500 });
     for await (const keys of stream as AsyncIterable<string[]>) {
       if (keys.length > 0) await client.unlink(...keys);
     }

@@ -12,6 +12,8 @@ import { sampleData } from '../../src/sample/generate.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
+import { authKeys } from '../../src/auth/index.js';
+import { prefixPattern } from '../../src/redis/keys.js';
 
 const TOKEN_PATH = '/auth/v1/api-key/auth';
 
@@ -152,7 +154,7 @@ describe('secrets stay out of logs, job data and Redis', () => {
 
     // Redis: every key and value. The secret nowhere; a token only in the auth room's token key (its job).
     const prefix = rig.env.KEY_PREFIX;
-    const dump = await dumpRedis(redis.url, redis.kind === 'env' ? `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*` : '*');
+    const dump = await dumpRedis(redis.url, redis.kind === 'env' ? prefixPattern(prefix) : '*');
     expect(dump.size).toBeGreaterThan(20);
     const tokenKey = authKeys(prefix, authClientKey(recorder.url, CLIENT)).token;
     for (const [key, value] of dump) {

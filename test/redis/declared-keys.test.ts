@@ -7,14 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientAuthStore } from '../../src/auth/index.js';
-import { CallLedger, CampaignStore } from '../../src/calls/index.js';
-import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
-import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
-import { RedisLock } from '../../src/redis/lock.js';
 import { LuaScript, NOW_MS } from '../../src/redis/script.js';
-import { createStateStores } from '../../src/state/index.js';
 import { LUA_HELPERS } from '../../src/state/script.js';
+import { runEveryScript } from '../helpers/every-script.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 
 /** A script's first own line (after the shared helpers), to find it by. */
@@ -25,63 +20,6 @@ function name(script: LuaScript | undefined): string | undefined {
 interface Seen {
   args: string[];
   source: string;
-}
-
-/** Runs every script of every room at least once (most of them on their main path). */
-async function runEveryScript(redis: Redis, p: string): Promise<void> {
-  const s = createStateStores(redis, p);
-  await s.intents.beginMany('acme', [{ platformId: 'c1', name: 'n', at: 1, runId: 'run-1' }]);
-  await s.records.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h1' }], { endIntents: ['c1'] });
-  await s.records.setMany('acme', 'contacts', [{ id: 'c2', uuid: 'u2', hash: 'h2' }]);
-  await s.records.clearHashes('acme');
-  await s.cursors.advance('acme', 'contacts', { updatedAt: '2026-01-01T00:00:00Z', id: 'c1' });
-  await s.deadLetters.add('acme', [{ entity: 'invoices', platformId: 'i1', reason: 'r', code: 'c', runId: 'run-1', at: 1 }]);
-  await s.deadLetters.list('acme');
-  await s.deadLetters.counts('acme');
-  await s.deadLetters.remove('acme', [{ entity: 'invoices', platformId: 'i1' }]);
-  await s.deadLetters.prune('acme', Date.now());
-  await s.pending.add('acme', [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
-  await s.paymentLedger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
-  await s.paymentLedger.totals('acme', ['i1']);
-  // Three runs kept to two: the oldest is trimmed.
-  for (const i of [1, 2, 3]) await s.runs.start('acme', { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
-  await s.runs.increment('acme', 'run-3', { created: 1 });
-  expect((await s.runs.recent('acme')).map((r) => r.runId)).toEqual(['run-3', 'run-2']);
-
-  const lock = new RedisLock(redis, `${p}:lock:test`, 10_000);
-  await lock.acquire();
-  await lock.extend();
-  await lock.release();
-
-  const auth = new ClientAuthStore(redis, p, 'client-1');
-  const rotation = new RedisLock(redis, auth.keys.lock, 10_000, 'owner');
-  await rotation.acquire();
-  await auth.closeGate('owner', 5_000);
-  await auth.leaseCount();
-  await auth.store('owner', 0, 'tok', Date.now() + 60_000);
-  await auth.recordFailure('owner', 'rejected', 'fp', 1_000, 10_000);
-  await auth.openGate('owner');
-  await auth.acquire('lease-1', 5_000, 10, 'fp');
-  await auth.release('lease-1');
-  await auth.state();
-
-  const number = '+966501234567';
-  const ledger = new CallLedger(redis, p, { cooldownMs: 60_000 });
-  await ledger.reserve('acme', 'cmp-a', 0, [number]);
-  await ledger.called('acme', 'cmp-a', 0, [number]);
-  const campaigns = new CampaignStore(redis, p);
-  const meta = { id: 'cmp-a', tenant: 'acme', source: 'list', dryRun: false, createdAt: Date.now(), status: 'queued' } as const;
-  await campaigns.create(meta);
-  await campaigns.storePlan(meta, { requests: [{ index: 0, state: 'planned', updatedAt: 1 }], entries: [], skipped: [] });
-  await campaigns.transition('cmp-a', 'planned', { index: 0, state: 'sending', updatedAt: 2 });
-
-  const tokens = new XeroTokenStore(redis, p, 'org-1');
-  await tokens.seed('fp', { cur: 'x', rotations: 0 });
-  await redis.set(tokens.lockKey, 'owner');
-  await tokens.commit(1, 'owner', { cur: 'y', rotations: 1 });
-  const limiter = new XeroRateLimiter(redis, p, 'org-1', 'app-1');
-  await (await limiter.acquire()).release();
-  await limiter.block('minute', 1_000);
 }
 
 describe('Lua scripts and their keys', () => {

@@ -1,7 +1,8 @@
 /**
- * Today's key strings, store by store, written out by hand: a change of layout (issue 13: a hash tag per
- * tenant, per client) must show here as a deliberate diff, and a store that names a key on its own shows up
- * as a key nobody expected. Each store writes through its public methods; the test lists what landed in Redis.
+ * The key strings, store by store, written out by hand: a change of layout must show here as a deliberate diff,
+ * and a store that names a key on its own shows up as a key nobody expected. Each store writes through its public
+ * methods; the test lists what landed in Redis. The layout of issue 13: `<base>:<kind>:{<owner>}[:<part>...]`,
+ * the owner (tenant, client, connection, campaign) as the Cluster hash tag; KEY_PREFIX's braces dropped.
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
 import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
 import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
-import { clientDigest, tenantKey } from '../../src/redis/keys.js';
+import { clientDigest, keyBase, legacyKey, queuePrefix, tenantKey } from '../../src/redis/keys.js';
 import { createStateStores } from '../../src/state/index.js';
 import { TenantFlags } from '../../src/state/flags.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
@@ -21,10 +22,10 @@ useRedisClient((client) => (redis = client));
 
 /** Every key under `prefix`, sorted. */
 async function keysUnder(prefix: string): Promise<string[]> {
-  return (await redis.keys(`${prefix.replace(/([*?[\]\\])/g, '\\$1')}:*`)).sort();
+  return (await redis.keys(`${keyBase(prefix).replace(/([*?[\]\\])/g, '\\$1')}:*`)).sort();
 }
 
-describe('key strings (pinned: no data migration in the Redis-room step)', () => {
+describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
   it('state: id map, intents, cursors, checkpoint, dead letters, pending, payment ledger, runs, run lock', async () => {
     const p = testPrefix();
     const s = createStateStores(redis, p);
@@ -38,25 +39,26 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
     await s.runs.start('acme', { runId: 'run-1', mode: 'full', startedAt: 1, trigger: 'test' });
     expect(await s.runLock.acquire('acme', 'me', 60_000)).toBe(true);
 
+    const b = keyBase(p);
     expect(await keysUnder(p)).toEqual(
       [
-        `${p}:checkpoint:acme`,
-        `${p}:cursors:acme`,
-        `${p}:dead:acme`,
-        `${p}:dead:acme:by:all`,
-        `${p}:dead:acme:by:invoices`,
-        `${p}:ids:acme:contacts`,
-        `${p}:intents:acme`,
-        `${p}:ledger:acme:inv`,
-        `${p}:ledger:acme:pay`,
-        `${p}:lock:run:acme`,
-        `${p}:pending:acme`,
-        `${p}:runs:acme:index`,
-        `${p}:runs:acme:run:run-1`,
+        `${b}:checkpoint:{acme}`,
+        `${b}:cursors:{acme}`,
+        `${b}:dead:{acme}`,
+        `${b}:dead:{acme}:by:all`,
+        `${b}:dead:{acme}:by:invoices`,
+        `${b}:ids:{acme}:contacts`,
+        `${b}:intents:{acme}`,
+        `${b}:ledger:{acme}:inv`,
+        `${b}:ledger:{acme}:pay`,
+        `${b}:lock:run:{acme}`,
+        `${b}:pending:{acme}`,
+        `${b}:runs:{acme}:index`,
+        `${b}:runs:{acme}:run:run-1`,
       ].sort(),
     );
-    expect(s.runLock.key('acme')).toBe(`${p}:lock:run:acme`);
-    expect(s.runs.runKey('acme', 'run-1')).toBe(`${p}:runs:acme:run:run-1`);
+    expect(s.runLock.key('acme')).toBe(`${b}:lock:run:{acme}`);
+    expect(s.runs.runKey('acme', 'run-1')).toBe(`${b}:runs:{acme}:run:run-1`);
   });
 
   it('record mirror and flags', async () => {
@@ -66,7 +68,8 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
       { id: 'i1', contactId: 'c1', updatedAt: '2026-01-01T00:00:00Z', status: 'AUTHORISED', deleted: false, number: 'INV-1', date: '2026-01-01', dueDate: '2026-02-01', total: 1 },
     ]);
     await new TenantFlags(redis, p).set('acme', 'adopted', '1');
-    expect(await keysUnder(p)).toEqual([`${p}:cache:acme:contacts`, `${p}:cache:acme:invoices`, `${p}:flags:acme`]);
+    const b = keyBase(p);
+    expect(await keysUnder(p)).toEqual([`${b}:cache:{acme}:contacts`, `${b}:cache:{acme}:invoices`, `${b}:flags:{acme}`]);
   });
 
   it('call ledger and campaigns', async () => {
@@ -80,20 +83,21 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
     await store.cancel('cmp-a');
     await store.addUnknown('acme', 'cmp-a', [number]);
 
+    const b = keyBase(p);
     expect(await keysUnder(p)).toEqual(
       [
-        `${p}:calls:c:cmp-a`,
-        `${p}:calls:c:cmp-a:cancel`,
-        `${p}:calls:c:cmp-a:ent`,
-        `${p}:calls:c:cmp-a:input`,
-        `${p}:calls:c:cmp-a:req`,
-        `${p}:calls:c:cmp-a:skip`,
-        `${p}:calls:ledger:acme:${number}`,
-        `${p}:calls:t:acme:campaigns`,
-        `${p}:calls:t:acme:unknown`,
+        `${b}:calls:c:{cmp-a}`,
+        `${b}:calls:c:{cmp-a}:cancel`,
+        `${b}:calls:c:{cmp-a}:ent`,
+        `${b}:calls:c:{cmp-a}:input`,
+        `${b}:calls:c:{cmp-a}:req`,
+        `${b}:calls:c:{cmp-a}:skip`,
+        `${b}:calls:ledger:{acme}:${number}`,
+        `${b}:calls:t:{acme}:campaigns`,
+        `${b}:calls:t:{acme}:unknown`,
       ].sort(),
     );
-    expect(store.lockKey('cmp-a')).toBe(`${p}:calls:c:cmp-a:lock`);
+    expect(store.lockKey('cmp-a')).toBe(`${b}:calls:c:{cmp-a}:lock`);
   });
 
   it('a client of the token protocol is a digest of its auth URL and client id (issue 17)', () => {
@@ -108,20 +112,21 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
 
   it('the token protocol of a client', () => {
     expect(authKeys('{cs}', 'client-1')).toEqual({
-      token: '{cs}:auth:client-1:token',
-      gate: '{cs}:auth:client-1:gate',
-      leases: '{cs}:auth:client-1:leases',
-      limitWait: '{cs}:auth:client-1:limit-wait',
-      failure: '{cs}:auth:client-1:failure',
-      lock: '{cs}:auth:client-1:lock',
-      channel: '{cs}:auth:client-1:events',
+      token: 'cs:auth:{client-1}:token',
+      gate: 'cs:auth:{client-1}:gate',
+      leases: 'cs:auth:{client-1}:leases',
+      limitWait: 'cs:auth:{client-1}:limit-wait',
+      failure: 'cs:auth:{client-1}:failure',
+      lock: 'cs:auth:{client-1}:lock',
+      channel: 'cs:auth:{client-1}:events',
     });
   });
 
   it('Xero: the tokens and limits of a connection, the limit of an app', async () => {
     const p = testPrefix();
     const tokens = new XeroTokenStore(redis, p, 'org-1');
-    expect([tokens.key, tokens.lockKey]).toEqual([`${p}:xero:org-1:oauth`, `${p}:xero:org-1:oauth-lock`]);
+    const b = keyBase(p);
+    expect([tokens.key, tokens.lockKey]).toEqual([`${b}:xero:{org-1}:oauth`, `${b}:xero:{org-1}:oauth-lock`]);
     await tokens.seed('fp', { cur: 'x', rotations: 0 });
     const limiter = new XeroRateLimiter(redis, p, 'org-1', 'app-1');
     const lease = await limiter.acquire();
@@ -129,22 +134,33 @@ describe('key strings (pinned: no data migration in the Redis-room step)', () =>
 
     expect(await keysUnder(p)).toEqual(
       [
-        `${p}:xero:app:app-1:block`,
-        `${p}:xero:app:app-1:minute`,
-        `${p}:xero:org-1:block:concurrent`,
-        `${p}:xero:org-1:block:day`,
-        `${p}:xero:org-1:block:minute`,
-        `${p}:xero:org-1:day`,
-        `${p}:xero:org-1:inflight`,
-        `${p}:xero:org-1:minute`,
-        `${p}:xero:org-1:oauth`,
+        `${b}:xero:app:{app-1}:block`,
+        `${b}:xero:app:{app-1}:minute`,
+        // A connection's limits share its app's tag: the limiter's script reads both at once.
+        `${b}:xero:app:{app-1}:org:org-1:block:concurrent`,
+        `${b}:xero:app:{app-1}:org:org-1:block:day`,
+        `${b}:xero:app:{app-1}:org:org-1:block:minute`,
+        `${b}:xero:app:{app-1}:org:org-1:day`,
+        `${b}:xero:app:{app-1}:org:org-1:inflight`,
+        `${b}:xero:app:{app-1}:org:org-1:minute`,
+        `${b}:xero:{org-1}:oauth`,
       ].sort(),
     );
     await lease.release();
   });
 
   it('the schedules lock', () => {
-    expect(schedulesLockKey('{cs}')).toBe('{cs}:lock:schedules');
+    expect(schedulesLockKey('{cs}')).toBe('cs:lock:schedules');
+  });
+
+  it('each queue its own hash tag', () => {
+    expect(queuePrefix('{cs}', 'sync')).toBe('cs:{sync}');
+    expect(queuePrefix('{cs}', 'refresh-token')).toBe('cs:{refresh-token}');
+  });
+
+  it('the layout before issue 13, for migrate-keys', () => {
+    expect(legacyKey('{cs}', 'ids', 'acme', 'contacts')).toBe('{cs}:ids:acme:contacts');
+    expect(legacyKey('{cs}', ['calls', 'ledger'], 'acme', '+966501234567')).toBe('{cs}:calls:ledger:acme:+966501234567');
   });
 
   it('a tenant id that would reshape a key is refused', async () => {

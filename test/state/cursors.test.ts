@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CursorStore } from '../../src/state/cursors.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 describe('CursorStore', () => {
   let redis!: Redis;
@@ -93,8 +94,8 @@ describe('CursorStore', () => {
     const s = new CursorStore(redis, prefix);
     await redis.hset(s.key('acme'), 'invoices', '{"highWater":{"updatedAt":5}}');
     await expect(s.get('acme', 'invoices')).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.advance('acme', 'invoices', { updatedAt: '2026-01-01T00:00:00Z', id: 'a' })).rejects.toThrow(`${prefix}:cursors:acme field "invoices"`);
+    await expect(s.advance('acme', 'invoices', { updatedAt: '2026-01-01T00:00:00Z', id: 'a' })).rejects.toThrow(`${keyBase(prefix)}:cursors:{acme} field "invoices"`);
     await redis.set(s.checkpointKey('acme'), 'not json');
-    await expect(s.getCheckpoint('acme')).rejects.toThrow(`${prefix}:checkpoint:acme: not JSON`);
+    await expect(s.getCheckpoint('acme')).rejects.toThrow(`${keyBase(prefix)}:checkpoint:{acme}: not JSON`);
   });
 });

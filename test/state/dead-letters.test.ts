@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEAD_LETTER_MAX_BYTES, DeadLetterStore, type DeadLetter, type DeadLetterEntry } from '../../src/state/dead-letters.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 const base = { reason: 'rejected', code: 'COLLECTIONS_REJECTED', runId: 'run-1' };
 
@@ -139,9 +140,9 @@ describe('DeadLetterStore', () => {
     await s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 1 }]);
     await redis.hset(s.key('acme'), 'invoices:id:i1', '1|1|1|{"entity":"nope"}');
     await expect(s.list('acme')).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.list('acme')).rejects.toThrow(`${prefix}:dead:acme field "invoices:id:i1"`);
+    await expect(s.list('acme')).rejects.toThrow(`${keyBase(prefix)}:dead:{acme} field "invoices:id:i1"`);
     await redis.hset(s.key('acme'), 'invoices:id:i1', 'garbage');
-    await expect(s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 2 }])).rejects.toThrow(`${prefix}:dead:acme field "invoices:id:i1"`);
+    await expect(s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 2 }])).rejects.toThrow(`${keyBase(prefix)}:dead:{acme} field "invoices:id:i1"`);
     await expect(s.remove('acme', ['invoices:id:i1'])).rejects.toBeInstanceOf(StateCorruptError);
   });
 });

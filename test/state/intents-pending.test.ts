@@ -4,6 +4,7 @@ import { IntentStore } from '../../src/state/intents.js';
 import { PendingStore } from '../../src/state/pending.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 describe('IntentStore and PendingStore', () => {
   let redis!: Redis;
@@ -32,7 +33,7 @@ describe('IntentStore and PendingStore', () => {
     const s = new IntentStore(redis, prefix);
     await redis.hset(s.key('acme'), 'c1', '{"name":"x"}');
     await expect(s.get('acme', 'c1')).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.list('acme')).rejects.toThrow(`${prefix}:intents:acme field "c1"`);
+    await expect(s.list('acme')).rejects.toThrow(`${keyBase(prefix)}:intents:{acme} field "c1"`);
   });
 
   it('pending: keeps the earliest firstSeenAt and the latest record', async () => {
@@ -60,7 +61,7 @@ describe('IntentStore and PendingStore', () => {
     const prefix = testPrefix();
     const s = new PendingStore(redis, prefix);
     await redis.hset(s.key('acme'), 'i1', 'oops');
-    await expect(s.list('acme')).rejects.toThrow(`${prefix}:pending:acme field "i1"`);
+    await expect(s.list('acme')).rejects.toThrow(`${keyBase(prefix)}:pending:{acme} field "i1"`);
     await redis.hset(s.key('acme'), 'i1', '12|{"record":1}');
     await expect(s.list('acme')).rejects.toBeInstanceOf(StateCorruptError);
   });

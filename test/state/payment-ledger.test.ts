@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 describe('PaymentLedger', () => {
   let redis!: Redis;
@@ -69,11 +70,11 @@ describe('PaymentLedger', () => {
     const prefix = testPrefix();
     const s = new PaymentLedger(redis, prefix);
     await s.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
-    await redis.hset(`${prefix}:ledger:acme:pay`, 'p1', 'junk');
+    await redis.hset(`${keyBase(prefix)}:ledger:{acme}:pay`, 'p1', 'junk');
     await expect(s.totals('acme', ['i1'])).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.totals('acme', ['i1'])).rejects.toThrow(`${prefix}:ledger:acme:pay field "p1"`);
-    await expect(s.invoicesOf('acme', ['p1'])).rejects.toThrow(`${prefix}:ledger:acme:pay field "p1"`);
-    await redis.hset(`${prefix}:ledger:acme:inv`, 'i2', '[oops');
-    await expect(s.totals('acme', ['i2'])).rejects.toThrow(`${prefix}:ledger:acme:inv field "i2"`);
+    await expect(s.totals('acme', ['i1'])).rejects.toThrow(`${keyBase(prefix)}:ledger:{acme}:pay field "p1"`);
+    await expect(s.invoicesOf('acme', ['p1'])).rejects.toThrow(`${keyBase(prefix)}:ledger:{acme}:pay field "p1"`);
+    await redis.hset(`${keyBase(prefix)}:ledger:{acme}:inv`, 'i2', '[oops');
+    await expect(s.totals('acme', ['i2'])).rejects.toThrow(`${keyBase(prefix)}:ledger:{acme}:inv field "i2"`);
   });
 });

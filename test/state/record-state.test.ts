@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RecordStateStore } from '../../src/state/record-state.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 describe('RecordStateStore', () => {
   let redis!: Redis;
@@ -95,9 +96,9 @@ describe('RecordStateStore', () => {
     await redis.hset(s.key('acme', 'contacts'), 'bad', 'no-separator');
     const read = s.getMany('acme', 'contacts', ['ok', 'bad']);
     await expect(read).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.getMany('acme', 'contacts', ['bad'])).rejects.toThrow(`${prefix}:ids:acme:contacts field "bad"`);
+    await expect(s.getMany('acme', 'contacts', ['bad'])).rejects.toThrow(`${keyBase(prefix)}:ids:{acme}:contacts field "bad"`);
     const merge = s.setMany('acme', 'contacts', [{ id: 'bad', hash: 'h' }]);
     await expect(merge).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.setMany('acme', 'contacts', [{ id: 'bad', hash: 'h' }])).rejects.toThrow(`${prefix}:ids:acme:contacts field "bad"`);
+    await expect(s.setMany('acme', 'contacts', [{ id: 'bad', hash: 'h' }])).rejects.toThrow(`${keyBase(prefix)}:ids:{acme}:contacts field "bad"`);
   });
 });

@@ -4,6 +4,7 @@ import { createRedis, connectRedis } from '../../src/redis/connection.js';
 import { keepAlive, LockLostError } from '../../src/redis/lock.js';
 import { TenantRunLock } from '../../src/state/run-lock.js';
 import { spawnRedis, testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 function aborted(signal: AbortSignal): Promise<unknown> {
   return new Promise((resolve) => {
@@ -20,7 +21,7 @@ describe('TenantRunLock', () => {
   it('one owner at a time; another owner can neither extend nor release', async () => {
     const prefix = testPrefix();
     const lock = new TenantRunLock(redis, prefix);
-    expect(lock.key('acme')).toBe(`${prefix}:lock:run:acme`);
+    expect(lock.key('acme')).toBe(`${keyBase(prefix)}:lock:run:{acme}`);
     expect(await lock.acquire('acme', 'a', 10_000)).toBe(true);
     expect(await lock.acquire('acme', 'b', 10_000)).toBe(false);
     expect(await lock.acquire('beta', 'b', 10_000)).toBe(true);

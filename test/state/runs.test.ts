@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RUN_ERRORS_KEPT, RUN_ERROR_MAX_CHARS, RUN_UNLINKED_KEPT, RUNS_KEPT, RunStore } from '../../src/state/runs.js';
 import { StateCorruptError } from '../../src/state/stored.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
+import { keyBase } from '../../src/redis/keys.js';
 
 describe('RunStore', () => {
   let redis!: Redis;
@@ -85,9 +86,9 @@ describe('RunStore', () => {
     await s.start('acme', { runId: 'r', mode: 'full', startedAt: 1, trigger: 'cli' });
     await redis.hset(s.runKey('acme', 'r'), 'c:created', 'many');
     await expect(s.get('acme', 'r')).rejects.toBeInstanceOf(StateCorruptError);
-    await expect(s.recent('acme')).rejects.toThrow(`${prefix}:runs:acme:run:r field "c:created"`);
+    await expect(s.recent('acme')).rejects.toThrow(`${keyBase(prefix)}:runs:{acme}:run:r field "c:created"`);
     await redis.hdel(s.runKey('acme', 'r'), 'c:created');
     await redis.hset(s.runKey('acme', 'r'), 'meta', '{"runId":"r","mode":"sideways"}');
-    await expect(s.get('acme', 'r')).rejects.toThrow(`${prefix}:runs:acme:run:r field "meta"`);
+    await expect(s.get('acme', 'r')).rejects.toThrow(`${keyBase(prefix)}:runs:{acme}:run:r field "meta"`);
   });
 });

@@ -21,6 +21,7 @@ import { createStateStores, waitForRun, type StateStores } from '../../src/state
 import { spawnWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { spawnRedis, testPrefix, type SpawnedRedis } from '../helpers/redis.js';
 import { tenantsJson } from '../helpers/rig.js';
+import { queuePrefix } from '../../src/redis/keys.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -67,7 +68,7 @@ describe('exactly once under crashes, restarts and service faults', () => {
     });
     conn = new Redis(redis.url, { maxRetriesPerRequest: null });
     conn.on('error', () => undefined);
-    queue = new Queue(QUEUES.sync, { connection: conn, prefix });
+    queue = new Queue(QUEUES.sync, { connection: conn, prefix: queuePrefix(prefix, QUEUES.sync) });
     queue.on('error', () => undefined); // Redis is restarted on purpose
     stores = createStateStores(conn, prefix);
   });

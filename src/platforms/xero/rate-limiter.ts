@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { clientKey, connectionKey } from '../../redis/keys.js';
+import { clientKey } from '../../redis/keys.js';
 import { LuaScript, NOW_MS } from '../../redis/script.js';
 import { PlatformRateLimitedError } from '../types.js';
 
@@ -114,7 +114,9 @@ export class XeroRateLimiter {
     limits: Partial<XeroLimits> = {},
   ) {
     this.limits = { ...XERO_LIMITS, ...limits };
-    const conn = (...parts: string[]): string => connectionKey(prefix, connection, 'xero', ...parts);
+    // The script takes a connection's limits and its app's together: one slot, so a connection's limit keys carry
+    // its app's hash tag (they are short-lived counters; the connection's tokens keep a tag of their own).
+    const conn = (...parts: string[]): string => clientKey(prefix, clientId, ['xero', 'app'], 'org', connection, ...parts);
     const app = (part: string): string => clientKey(prefix, clientId, ['xero', 'app'], part);
     this.blockKeys = { minute: conn('block', 'minute'), day: conn('block', 'day'), concurrent: conn('block', 'concurrent'), app: app('block') };
     this.keys = [conn('inflight'), conn('minute'), conn('day'), app('minute'), this.blockKeys.minute, this.blockKeys.day, this.blockKeys.concurrent, this.blockKeys.app];

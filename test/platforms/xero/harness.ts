@@ -9,6 +9,7 @@ import type { RecordOf } from '../../../src/platforms/records.js';
 import type { BadRecord, Cursor } from '../../../src/platforms/types.js';
 import { XeroAdapter, type XeroAdapterOptions } from '../../../src/platforms/xero/index.js';
 import { FakeXero, type FakeXeroOptions } from './fake-xero.js';
+import { prefixPattern } from '../../../src/redis/keys.js';
 
 export const TOKEN_KEY = randomBytes(32).toString('base64');
 
@@ -116,7 +117,7 @@ export async function readAll<E extends Entity>(
 /** Every string stored under a prefix: keys, string values, hash fields and values, set and zset members. */
 export async function dumpPrefix(redis: Redis, prefix: string): Promise<string[]> {
   const out: string[] = [];
-  const stream = redis.scanStream({ match: `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`, count: 500 });
+  const stream = redis.scanStream({ match: prefixPattern(prefix), count: 500 });
   for await (const keys of stream as AsyncIterable<string[]>) {
     for (const key of keys) {
       out.push(key);

@@ -8,6 +8,7 @@ import { spawnXeroChild, type XeroChild } from './children.js';
 import type { FakeXero } from './fake-xero.js';
 import { buildContacts } from './fixtures.js';
 import { dumpPrefix, makeAdapter, startFake, TOKEN_KEY, type AdapterHandle } from './harness.js';
+import { connectionKey } from '../../../src/redis/keys.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 const cipher = TokenCipher.fromText(TOKEN_KEY);
@@ -100,7 +101,7 @@ describe('Xero OAuth: rotating refresh tokens shared through Redis', () => {
     const fake = await fakeWith();
     const prefix = testPrefix('xero');
     const r1 = fake.issueRefreshToken();
-    const lockKey = `${prefix}:xero:${fake.options.xeroTenantId}:oauth-lock`;
+    const lockKey = connectionKey(prefix, fake.options.xeroTenantId, 'xero', 'oauth-lock');
     let steal = true;
     let storedWhenStolen: string | undefined;
     const h = adapter(fake, prefix, r1, {

@@ -1,0 +1,82 @@
+/**
+ * Runs every Lua script of every room at least once (most of them on their main path), and the one MULTI, for one
+ * tenant, client, connection and campaign: test/redis/declared-keys.test.ts watches it with MONITOR,
+ * test/cluster/scripts.test.ts runs it on a Redis Cluster (a script or MULTI over two slots fails there).
+ */
+import type { Redis } from 'ioredis';
+import { expect } from 'vitest';
+import { ClientAuthStore } from '../../src/auth/index.js';
+import { CallLedger, CampaignStore } from '../../src/calls/index.js';
+import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
+import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
+import { RedisLock } from '../../src/redis/lock.js';
+import { createStateStores } from '../../src/state/index.js';
+
+export interface Owners {
+  tenant: string;
+  client: string;
+  connection: string;
+  app: string;
+  campaign: string;
+}
+
+export const DEFAULT_OWNERS: Owners = { tenant: 'acme', client: 'client-1', connection: 'org-1', app: 'app-1', campaign: 'cmp-a' };
+
+/** Runs every script of every room at least once (most of them on their main path). */
+export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAULT_OWNERS): Promise<void> {
+  const { tenant, client, connection, app, campaign } = o;
+  const s = createStateStores(redis, p);
+  await s.intents.beginMany(tenant, [{ platformId: 'c1', name: 'n', at: 1, runId: 'run-1' }]);
+  await s.records.setMany(tenant, 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h1' }], { endIntents: ['c1'] });
+  await s.records.setMany(tenant, 'contacts', [{ id: 'c2', uuid: 'u2', hash: 'h2' }]);
+  await s.records.clearHashes(tenant);
+  await s.cursors.advance(tenant, 'contacts', { updatedAt: '2026-01-01T00:00:00Z', id: 'c1' });
+  await s.deadLetters.add(tenant, [{ entity: 'invoices', platformId: 'i1', reason: 'r', code: 'c', runId: 'run-1', at: 1 }]);
+  await s.deadLetters.list(tenant);
+  await s.deadLetters.counts(tenant);
+  await s.deadLetters.remove(tenant, [{ entity: 'invoices', platformId: 'i1' }]);
+  await s.deadLetters.prune(tenant, Date.now());
+  await s.pending.add(tenant, [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
+  await s.paymentLedger.setMany(tenant, [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
+  await s.paymentLedger.totals(tenant, ['i1']);
+  // Three runs kept to two: the oldest is trimmed.
+  for (const i of [1, 2, 3]) await s.runs.start(tenant, { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
+  await s.runs.increment(tenant, 'run-3', { created: 1 });
+  expect((await s.runs.recent(tenant)).map((r) => r.runId)).toEqual(['run-3', 'run-2']);
+
+  const lock = new RedisLock(redis, `${p}:lock:test:${tenant}`, 10_000);
+  await lock.acquire();
+  await lock.extend();
+  await lock.release();
+
+  const auth = new ClientAuthStore(redis, p, client);
+  const rotation = new RedisLock(redis, auth.keys.lock, 10_000, 'owner');
+  await rotation.acquire();
+  await auth.closeGate('owner', 5_000);
+  await auth.leaseCount();
+  await auth.store('owner', 0, 'tok', Date.now() + 60_000);
+  await auth.recordFailure('owner', 'rejected', 'fp', 1_000, 10_000);
+  await auth.openGate('owner');
+  await auth.acquire('lease-1', 5_000, 10, 'fp');
+  await auth.release('lease-1');
+  await auth.state();
+
+  const number = '+966501234567';
+  const ledger = new CallLedger(redis, p, { cooldownMs: 60_000 });
+  await ledger.reserve(tenant, campaign, 0, [number]);
+  await ledger.called(tenant, campaign, 0, [number]);
+  const campaigns = new CampaignStore(redis, p);
+  const meta = { id: campaign, tenant, source: 'list', dryRun: false, createdAt: Date.now(), status: 'queued' } as const;
+  await campaigns.create(meta, [{ number, label: 'x', contact: { numberToCall: number } }]);
+  await campaigns.storePlan(meta, { requests: [{ index: 0, state: 'planned', updatedAt: 1 }], entries: [], skipped: [] });
+  await campaigns.transition(campaign, 'planned', { index: 0, state: 'sending', updatedAt: 2 });
+
+  const tokens = new XeroTokenStore(redis, p, connection);
+  await tokens.seed('fp', { cur: 'x', rotations: 0 });
+  await redis.set(tokens.lockKey, 'owner');
+  await tokens.commit(1, 'owner', { cur: 'y', rotations: 1 });
+  const limiter = new XeroRateLimiter(redis, p, connection, app);
+  await (await limiter.acquire()).release();
+  await limiter.block('minute', 1_000);
+}
+
