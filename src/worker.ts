@@ -13,6 +13,7 @@ import { ENTITIES } from './glossary.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
 import { globalKey, queuePrefix } from './redis/keys.js';
+import { tenantsNotMoved } from './redis/migrate-keys.js';
 import { RedisLock } from './redis/lock.js';
 
 type QueueKey = keyof typeof QUEUES;
@@ -61,6 +62,13 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const port = options.opsPort ?? env.OPS_PORT;
   if (port !== 'random' && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     throw new Error(`startWorker: opsPort must be a port (0 = off) or 'random', got ${String(port)}`);
+  }
+  // State in the layout before issue 13 only: starting would adopt every contact again (the id maps look empty).
+  const notMoved = await tenantsNotMoved(app.redis, env.KEY_PREFIX, app.tenants().map((t) => t.id));
+  if (notMoved.length > 0) {
+    throw new Error(
+      `the Redis state of ${notMoved.join(', ')} is in the key layout before issue 13: run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
+    );
   }
   const shutdown = new AbortController();
   const connection = app.redis;

@@ -1,0 +1,36 @@
+/**
+ * `migrate-keys`: moves the Redis keys of the layout before issue 13 to today's (a hash tag per tenant, client,
+ * connection and campaign; src/redis/migrate-keys.ts). A dry run unless --yes; idempotent; resumable after a kill.
+ */
+import type { Command } from 'commander';
+import { openRuntime, out, UsageError } from '../runtime.js';
+
+export function registerMigrateKeys(program: Command): void {
+  program
+    .command('migrate-keys')
+    .description("move Redis keys of the layout before issue 13 (one slot) to today's (a hash tag per tenant); a dry run unless --yes")
+    .option('--yes', 'move the keys (without it: only say what would move)')
+    .option('--limit <n>', 'move at most n keys, then stop (run again to go on)')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { yes?: boolean; limit?: string; json?: boolean }) => {
+      const limit = o.limit === undefined ? undefined : Number(o.limit);
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new UsageError('--limit must be a positive whole number');
+      const { migrateKeys } = await import('../../redis/migrate-keys.js');
+      const rt = await openRuntime('producer');
+      try {
+        const tenants = rt.app.tenants().map((t) => t.id);
+        const report = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, ...(limit !== undefined ? { limit } : {}) });
+        if (o.json) return out(JSON.stringify(report, null, 2));
+        const others = Object.entries(report.otherTenants);
+        if (report.applied) out(`moved ${report.moved} keys; ${report.already} were already moved`);
+        else out(`would move ${report.wouldMove} keys (${report.already} already moved); add --yes to move them`);
+        for (const [owner, n] of Object.entries(report.byOwner)) out(`  ${owner}: ${n}`);
+        if (report.shortLived > 0) out(`left to expire: ${report.shortLived} short-lived keys (locks, rate limits, token protocol)`);
+        if (others.length > 0) out(`left in place, not in the tenants file: ${others.map(([t, n]) => `${t} (${n})`).join(', ')}`);
+        if (report.stopped) out(`stopped after --limit ${limit ?? ''}: run again to go on`);
+        return undefined;
+      } finally {
+        await rt.close();
+      }
+    });
+}
