@@ -14,7 +14,7 @@ export const ENV_KEYS = [
 ] as const;
 
 const DASHBOARD_KEYS = ['DASHBOARD_USER', 'DASHBOARD_PASSWORD', 'DASHBOARD_PORT'];
-const PRODUCER = ['REDIS_URL', 'KEY_PREFIX', 'TENANTS_FILE', 'LOG_LEVEL', 'LOG_FORMAT'];
+const PRODUCER = ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'KEY_PREFIX', 'TENANTS_FILE', 'LOG_LEVEL', 'LOG_FORMAT'];
 const ALL_CHECKED = 'every other key of .env.example is checked too (README "Configuration")';
 
 const EXIT_CODES = 'Exit codes: 0 success, 1 failure, 2 bad usage or configuration, 3 a partial run or calls with unknown outcomes.';
@@ -24,7 +24,7 @@ const ENV_OF: Record<string, string> = {
   worker: `all of .env.example: ${ENV_KEYS.join(', ')}`,
   simulator: 'none',
   demo: 'REDIS_URL (optional: without it the demo starts a private redis-server)',
-  dashboard: `${['REDIS_URL', 'KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', ...DASHBOARD_KEYS].join(', ')}; ${ALL_CHECKED}`,
+  dashboard: `${['REDIS_URL', 'REDIS_CLUSTER_NODES', 'KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', ...DASHBOARD_KEYS].join(', ')}; ${ALL_CHECKED}`,
   'dry-run': `${[...PRODUCER, 'SYNC_PAGE_SIZE', 'CURSOR_LOOKBACK_S', 'PLATFORM_TOKEN_KEY', 'COLLECTIONS_BASE_URL'].join(', ')}; ${ALL_CHECKED}`,
 };
 const CALLS_ENV = `${[...PRODUCER, 'CALL_COOLDOWN_HOURS'].join(', ')}; ${ALL_CHECKED}`;
