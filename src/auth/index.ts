@@ -9,6 +9,7 @@ import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
+import { nodesOf } from '../redis/connection.js';
 import { authClientKey, authClientOfKey, authKeysPattern, secretFingerprint } from './keys.js';
 import { noopAuthMetrics, type AuthMetrics } from './metrics.js';
 import { RedisTokenProvider } from './provider.js';
@@ -155,18 +156,23 @@ export function createAuth(o: CreateAuthOptions): Auth {
       const scheduled = await this.ensureSchedules(tenants);
       const keep = new Set(tenants.map(clientKeyOf));
       const dropped = new Set<string>();
-      let cursor = '0';
-      do {
-        const [next, keys] = await o.redis.scan(cursor, 'MATCH', authKeysPattern(o.prefix), 'COUNT', 500);
-        cursor = next;
-        const gone = keys.filter((key) => {
-          const client = authClientOfKey(o.prefix, key);
-          if (client === undefined || keep.has(client)) return false;
-          dropped.add(client);
-          return true;
-        });
-        if (gone.length > 0) await o.redis.unlink(...gone);
-      } while (cursor !== '0');
+      // SCAN is per server: on a cluster, every master. Keys are unlinked one client at a time (one client's
+      // keys share its hash tag, so one slot: no cross-slot command).
+      for (const node of nodesOf(o.redis)) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', authKeysPattern(o.prefix), 'COUNT', 500);
+          cursor = next;
+          const gone = new Map<string, string[]>();
+          for (const key of keys) {
+            const client = authClientOfKey(o.prefix, key);
+            if (client === undefined || keep.has(client)) continue;
+            dropped.add(client);
+            gone.set(client, [...(gone.get(client) ?? []), key]);
+          }
+          for (const keysOfClient of gone.values()) await o.redis.unlink(...keysOfClient);
+        } while (cursor !== '0');
+      }
       for (const client of dropped) stores.delete(client);
       for (const [tenantId, p] of providers) if (dropped.has(p.sig.split('\0')[0] ?? '')) providers.delete(tenantId);
       if (dropped.size > 0) logger.info({ clients: [...dropped] }, 'auth: token state of clients no longer in the tenants file deleted');

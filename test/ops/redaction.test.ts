@@ -12,7 +12,6 @@ import { sampleData } from '../../src/sample/generate.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
-import { authKeys } from '../../src/auth/index.js';
 import { prefixPattern } from '../../src/redis/keys.js';
 
 const TOKEN_PATH = '/auth/v1/api-key/auth';
