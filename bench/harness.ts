@@ -10,6 +10,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { TOKEN_ROUTE } from '../src/collections/token.js';
 import { DEFAULT_JOB_OPTIONS, QUEUES, requestSync, type SyncMode } from '../src/queues/index.js';
+import { queuePrefix } from '../src/redis/keys.js';
 import { startSimulator, type Simulator, type SimulatorCounters } from '../src/simulator/index.js';
 import { createStateStores, waitForRun, type RunRecord, type StateStores } from '../src/state/index.js';
 import { spawnRedis, type SpawnedRedis } from '../test/helpers/redis.js';
@@ -97,7 +98,7 @@ export async function deploy(bench: Bench, name: string, tenants: TenantSetup[],
     ...env,
   };
   const workers = await Promise.all(Array.from({ length: processes }, () => spawnBenchWorker(workerEnv)));
-  const queue = new Queue(QUEUES.sync, { connection: bench.admin, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const queue = new Queue(QUEUES.sync, { connection: bench.admin, prefix: queuePrefix(prefix, QUEUES.sync), defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', () => undefined);
   const stores = createStateStores(bench.admin, prefix);
   const request: Deployment['request'] = async (tenant, mode = 'incremental', trigger = 'cli') => {

@@ -20,8 +20,11 @@ function kindOf(args: string[]): string {
   if (cmd === 'evalsha' || cmd === 'eval') k = Number(args[2]) > 0 ? args[3] : undefined;
   else k = args[1];
   if (k === undefined) return '(no key)';
-  const m = /^\{[^}]*\}:([^:]+)/.exec(k);
-  return m?.[1] ?? '(other)';
+  // `<base>:<kind>:{<owner>}...` (a queue's keys: `<base>:{<queue>}:...`), or the one-slot layout `{<base>}:<kind>:...`.
+  const m = /^[^:]*:([^:]+)/.exec(k);
+  const kind = m?.[1];
+  if (kind === undefined) return '(other)';
+  return kind.startsWith('{') ? `queue ${kind.slice(1, -1)}` : kind;
 }
 
 /** Starts counting; `stop()` ends MONITOR and returns the counts. Commands of `exclude` connections are left out. */
