@@ -85,6 +85,9 @@ export async function spawnRedis(options: { appendonly?: boolean } = {}): Promis
   const appendonly = options.appendonly ?? true;
 
   const start = async (): Promise<void> => {
+    // Already running: a second server on the same port would fail to bind while the first lost its handle (and
+    // outlived the test file, as it did when a test started a server it had not stopped).
+    if (child && child.exitCode === null && child.signalCode === null) return;
     const args = [
       '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
       '--appendonly', appendonly ? 'yes' : 'no', '--appendfsync', 'always',
