@@ -11,6 +11,7 @@ import type { App } from '../app.js';
 import type { Env } from '../config/env.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { StateApp } from '../app-state.js';
 
 export class UsageError extends Error {
   readonly exitCode = 2;
@@ -36,6 +37,21 @@ export async function openRuntime(role: 'worker' | 'producer', options: { metric
   const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, format: env.LOG_FORMAT });
   const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
   return { env, app, close: () => app.close() };
+}
+
+/**
+ * What a read-only command needs and no more (issue 14: `status` starts fast): the environment, the tenants and
+ * the state stores on one Redis connection (src/app-state.ts), never the App.
+ */
+export async function openStateRuntime(): Promise<{ env: Env; app: StateApp }> {
+  const [{ openStateApp }, { loadEnv, ConfigError }, { loadTenants }] = await Promise.all([
+    import('../app-state.js'),
+    import('../config/env.js'),
+    import('../config/tenants.js'),
+  ]);
+  const env = loadEnv();
+  await tenantsFileExists(env.TENANTS_FILE, true, ConfigError);
+  return { env, app: await openStateApp({ env, tenants: await loadTenants(env.TENANTS_FILE) }) };
 }
 
 /**
@@ -69,7 +85,7 @@ export async function withRuntime<T>(fn: (rt: Runtime) => Promise<T>): Promise<T
   }
 }
 
-export function requireTenant(app: App, id: string): TenantConfig {
+export function requireTenant(app: Pick<App | StateApp, 'tenant' | 'tenants'>, id: string): TenantConfig {
   const t = app.tenant(id);
   if (!t) {
     const known = app.tenants().map((x) => x.id).join(', ') || '(none)';

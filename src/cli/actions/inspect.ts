@@ -1,62 +1,8 @@
-/** `status`, `dead-letters`, `mapping rebuild` and `dry-run`: what runs (the commands are in ../commands/inspect.ts). */
+/** `dead-letters`, `mapping rebuild` and `dry-run`: what runs (the commands are in ../commands/inspect.ts; `status` is in status.ts). */
 import { ENTITIES } from '../../glossary.js';
 import { requestSync } from '../../queues/index.js';
 import { dryRun as planDryRun } from '../../sync/dry-run.js';
-import { describeCounts } from '../progress.js';
 import { out, outJson, requireTenant, UsageError, withRuntime } from '../runtime.js';
-import { evictionWarning } from '../../redis/connection.js';
-
-const ago = (ms: number | null | undefined): string => {
-  if (ms === undefined || ms === null) return '-';
-  const seconds = Math.round((Date.now() - ms) / 1000);
-  return `${new Date(ms).toISOString()} (${seconds >= 0 ? `${seconds} s ago` : `in ${-seconds} s`})`;
-};
-
-export async function status(o: { tenant?: string; json?: boolean }): Promise<void> {
-  return withRuntime(async ({ app }) => {
-    const tenants = o.tenant ? [requireTenant(app, o.tenant)] : app.tenants();
-    const queues: Record<string, Record<string, number>> = {};
-    for (const [name, q] of Object.entries(app.queues)) queues[name] = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
-    const redisWarning = (await evictionWarning(app.redis)) ?? null;
-    const report = [];
-    for (const t of tenants) {
-      const cursors: Record<string, unknown> = {};
-      for (const e of ENTITIES) cursors[e] = (await app.stores.cursors.get(t.id, e))?.highWater ?? null;
-      const auth = await app.auth.status(app.auth.clientKeyOf(t));
-      report.push({
-        tenant: t.id,
-        platform: t.platform.kind,
-        lastRuns: await app.stores.runs.recent(t.id, 5),
-        cursors,
-        auth,
-        deadLetters: await app.stores.deadLetters.counts(t.id),
-        pendingInvoices: await app.stores.pending.count(t.id),
-        runLock: (await app.stores.runLock.holder(t.id)) ?? null,
-      });
-    }
-    if (o.json) return outJson({ redis: { warning: redisWarning }, queues, tenants: report }, 2);
-    if (redisWarning !== null) out(`redis: WARNING ${redisWarning}`);
-    out('queues:');
-    for (const [name, c] of Object.entries(queues)) out(`  ${name.padEnd(13)} ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    for (const r of report) {
-      out(`\ntenant ${r.tenant} (${r.platform})`);
-      const a = r.auth;
-      const failure = a.failure ? `FAILED: ${a.failure.reason} (${a.failure.failures} times; next try ${ago(a.failure.nextAttemptAt)}). Fix the client secret in the tenants file; the worker picks it up.` : 'ok';
-      out(`  auth: ${failure}; token v${a.version ?? '-'} expires ${ago(a.expiresAt)}${a.gateClosed ? '; GATE CLOSED (rotating)' : ''}`);
-      for (const e of ENTITIES) {
-        const c = r.cursors[e] as { updatedAt: string; id: string } | null;
-        const future = c !== null && Date.parse(c.updatedAt) > Date.now() + 5 * 60_000 ? ' IN THE FUTURE (the next run reads everything and sets it back)' : '';
-        out(`  cursor ${e.padEnd(9)} ${c ? `${c.updatedAt} / ${c.id}${future}` : '(none: next run reads everything)'}`);
-      }
-      out(`  dead letters: ${JSON.stringify(r.deadLetters)}; invoices waiting for their contact: ${r.pendingInvoices}`);
-      if (r.runLock) out(`  running now: ${r.runLock}`);
-      for (const run of r.lastRuns) {
-        out(`  run ${run.runId} ${run.mode} ${run.outcome ?? `running (${run.phase ?? 'starting'})`} started ${ago(run.startedAt)}: ${describeCounts(run.counts)}`);
-      }
-    }
-    return undefined;
-  });
-}
 
 export async function deadLettersList(o: { tenant: string; entity?: string; limit: string; json?: boolean }): Promise<void> {
   return withRuntime(async ({ app }) => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 
 const actions = () => import('../actions/inspect.js');
+const statusAction = () => import('../actions/status.js');
 
 export function registerInspect(program: Command): void {
   program
@@ -8,7 +9,7 @@ export function registerInspect(program: Command): void {
     .description('queues, last runs, cursors, auth state and dead letters, per tenant')
     .option('--tenant <id>', 'one tenant only')
     .option('--json', 'machine-readable output')
-    .action(async (o: { tenant?: string; json?: boolean }) => (await actions()).status(o));
+    .action(async (o: { tenant?: string; json?: boolean }) => (await statusAction()).status(o));
 
   const dl = program.command('dead-letters').description('records that could not be pushed, with their place and reason');
   dl.command('list')

@@ -1,0 +1,49 @@
+/**
+ * The composition root of read-only commands (`status`): the state stores on one Redis connection and nothing else
+ * (no BullMQ, no token protocol, no HTTP clients), so such a command starts in a fraction of createApp's time
+ * (issue 14). It reads what createApp's parts write, through the same stores and key builders.
+ */
+import type { Redis } from 'ioredis';
+import { authClientKey } from './auth/keys.js';
+import { ClientAuthStore, type AuthStatus } from './auth/token-store.js';
+import type { Env } from './config/env.js';
+import type { TenantConfig, TenantsFile } from './config/tenants.js';
+import { queueJobCounts, type JobCounts } from './queues/counts.js';
+import { QUEUES } from './queues/names.js';
+import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
+import { createStateStores, type StateStores } from './state/index.js';
+
+export interface StateApp {
+  readonly env: Env;
+  readonly stores: StateStores;
+  tenants(): readonly TenantConfig[];
+  tenant(id: string): TenantConfig | undefined;
+  /** The collections-service token state of a tenant's client (never the token). */
+  authStatus(tenant: TenantConfig): Promise<AuthStatus>;
+  /** Job counts per queue, read from BullMQ's keys. */
+  queueCounts(): Promise<Record<keyof typeof QUEUES, JobCounts>>;
+  /** Why this Redis may lose our keys (maxmemory-policy), or undefined. */
+  redisWarning(): Promise<string | undefined>;
+  close(): void;
+}
+
+export async function openStateApp(options: { env: Env; tenants: TenantsFile }): Promise<StateApp> {
+  const { env } = options;
+  const target = redisTargetOf(env);
+  const redis: Redis = await connectRedis(createRedis(target, 'producer'), target, { waitMs: 0 });
+  const byId = new Map(options.tenants.tenants.map((t) => [t.id, t]));
+  const queueNames = Object.keys(QUEUES) as (keyof typeof QUEUES)[];
+  return {
+    env,
+    stores: createStateStores(redis, env.KEY_PREFIX),
+    tenants: () => [...byId.values()],
+    tenant: (id) => byId.get(id),
+    authStatus: (t) => new ClientAuthStore(redis, env.KEY_PREFIX, authClientKey(t.collections.authUrl ?? env.COLLECTIONS_AUTH_URL, t.collections.clientId)).status(),
+    async queueCounts() {
+      const counts = await Promise.all(queueNames.map((name) => queueJobCounts(redis, env.KEY_PREFIX, QUEUES[name])));
+      return Object.fromEntries(queueNames.map((name, i) => [name, counts[i]!])) as Record<keyof typeof QUEUES, JobCounts>;
+    },
+    redisWarning: () => evictionWarning(redis),
+    close: () => redis.disconnect(),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * `status`: queues, last runs, cursors, auth state and dead letters, per tenant. Read-only, so it opens the
+ * state runtime (src/app-state.ts) and never the App: no BullMQ, no token protocol (issue 14: it starts fast).
+ */
+import { ENTITIES } from '../../glossary.js';
+import { describeCounts } from '../progress.js';
+import { openStateRuntime, out, outJson, requireTenant } from '../runtime.js';
+
+const ago = (ms: number | null | undefined): string => {
+  if (ms === undefined || ms === null) return '-';
+  const seconds = Math.round((Date.now() - ms) / 1000);
+  return `${new Date(ms).toISOString()} (${seconds >= 0 ? `${seconds} s ago` : `in ${-seconds} s`})`;
+};
+
+export async function status(o: { tenant?: string; json?: boolean }): Promise<void> {
+  const { app } = await openStateRuntime();
+  try {
+    const { stores } = app;
+    const tenants = o.tenant ? [requireTenant(app, o.tenant)] : app.tenants();
+    const [queues, redisWarning, report] = await Promise.all([
+      app.queueCounts(),
+      app.redisWarning(),
+      Promise.all(
+        tenants.map(async (t) => {
+          const [cursorList, auth, lastRuns, deadLetters, pendingInvoices, runLock] = await Promise.all([
+            Promise.all(ENTITIES.map(async (e) => [e, (await stores.cursors.get(t.id, e))?.highWater ?? null] as const)),
+            app.authStatus(t),
+            stores.runs.recent(t.id, 5),
+            stores.deadLetters.counts(t.id),
+            stores.pending.count(t.id),
+            stores.runLock.holder(t.id),
+          ]);
+          return { tenant: t.id, platform: t.platform.kind, lastRuns, cursors: Object.fromEntries(cursorList), auth, deadLetters, pendingInvoices, runLock: runLock ?? null };
+        }),
+      ),
+    ]);
+    if (o.json) return outJson({ redis: { warning: redisWarning ?? null }, queues, tenants: report }, 2);
+    if (redisWarning !== undefined) out(`redis: WARNING ${redisWarning}`);
+    out('queues:');
+    for (const [name, c] of Object.entries(queues)) out(`  ${name.padEnd(13)} ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    for (const r of report) {
+      out(`\ntenant ${r.tenant} (${r.platform})`);
+      const a = r.auth;
+      const failure = a.failure ? `FAILED: ${a.failure.reason} (${a.failure.failures} times; next try ${ago(a.failure.nextAttemptAt)}). Fix the client secret in the tenants file; the worker picks it up.` : 'ok';
+      out(`  auth: ${failure}; token v${a.version ?? '-'} expires ${ago(a.expiresAt)}${a.gateClosed ? '; GATE CLOSED (rotating)' : ''}`);
+      for (const e of ENTITIES) {
+        const c = r.cursors[e] ?? null;
+        const future = c !== null && Date.parse(c.updatedAt) > Date.now() + 5 * 60_000 ? ' IN THE FUTURE (the next run reads everything and sets it back)' : '';
+        out(`  cursor ${e.padEnd(9)} ${c ? `${c.updatedAt} / ${c.id}${future}` : '(none: next run reads everything)'}`);
+      }
+      out(`  dead letters: ${JSON.stringify(r.deadLetters)}; invoices waiting for their contact: ${r.pendingInvoices}`);
+      if (r.runLock) out(`  running now: ${r.runLock}`);
+      for (const run of r.lastRuns) {
+        out(`  run ${run.runId} ${run.mode} ${run.outcome ?? `running (${run.phase ?? 'starting'})`} started ${ago(run.startedAt)}: ${describeCounts(run.counts)}`);
+      }
+    }
+    return undefined;
+  } finally {
+    app.close();
+  }
+}
