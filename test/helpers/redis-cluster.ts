@@ -3,17 +3,15 @@
  * masters spawned from `redis-server --cluster-enabled yes` on random ports, each in its own temp dir, joined with
  * `redis-cli --cluster create ... --cluster-yes`. Fault tests restart one master (AOF keeps its data).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
-import { freePort } from './redis.js';
+import { spawnRedis } from './redis.js';
 
 export interface ClusterNode {
   port: number;
   url: string;
   kill(): Promise<void>;
+  /** Starts the node again (its AOF brings its data back) and waits for cluster_state:ok. */
   start(): Promise<void>;
   restart(downMs?: number): Promise<void>;
 }
@@ -31,19 +29,6 @@ export interface TestCluster {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function ping(port: number): Promise<boolean> {
-  const c = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
-
 async function clusterOk(port: number): Promise<boolean> {
   const c = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
   c.on('error', () => undefined);
@@ -58,14 +43,17 @@ async function clusterOk(port: number): Promise<boolean> {
   }
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function waitForClusterOk(port: number, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await check()) return;
+    if (await clusterOk(port)) return;
     await sleep(50);
   }
-  throw new Error(`test cluster: ${what} did not happen within ${timeoutMs} ms`);
+  throw new Error(`test cluster: cluster_state:ok on ${port} did not happen within ${timeoutMs} ms`);
 }
+
+/** A cluster node's redis-server arguments on top of spawnRedis' own (AOF on, so a restarted master keeps its data). */
+const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'];
 
 /** Three masters, no replicas, on random ports. */
 export async function spawnRedisCluster(options: { masters?: number } = {}): Promise<TestCluster> {
@@ -73,55 +61,30 @@ export async function spawnRedisCluster(options: { masters?: number } = {}): Pro
     throw new Error('redis-server is not installed: apt-get install redis-server (or set REDIS_CLUSTER_NODES)');
   }
   const count = options.masters ?? 3;
-  const dir = await mkdtemp(join(tmpdir(), 'cs-cluster-'));
-  const masters: ClusterNode[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const port = await freePort();
-    let child: ChildProcess | undefined;
-    const start = async (): Promise<void> => {
-      const args = [
-        '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
-        '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000',
-        '--appendonly', 'yes', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--appendfsync', 'always',
-        '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning',
-      ];
-      child = spawn('redis-server', args, { stdio: 'ignore' });
-      await waitFor(`redis-server on ${port}`, () => ping(port), 10_000);
-    };
-    const kill = async (): Promise<void> => {
-      const proc = child;
-      child = undefined;
-      if (!proc || proc.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        proc.once('exit', () => resolve());
-        proc.kill('SIGKILL');
-      });
-    };
-    await start();
-    masters.push({
-      port,
-      url: `redis://127.0.0.1:${port}`,
-      start: async () => {
-        await start();
-        await waitFor('cluster_state:ok after a restart', () => clusterOk(port));
-      },
-      kill,
-      async restart(downMs = 200) {
-        await kill();
-        await sleep(downMs);
-        await this.start();
-      },
-    });
-  }
+  const servers = await Promise.all(Array.from({ length: count }, () => spawnRedis({ appendonly: true, args: NODE_ARGS })));
+  const masters: ClusterNode[] = servers.map((server) => ({
+    port: server.port,
+    url: server.url,
+    kill: () => server.kill(),
+    async start() {
+      await server.start();
+      await waitForClusterOk(server.port);
+    },
+    async restart(downMs = 200) {
+      await server.kill();
+      await sleep(downMs);
+      await this.start();
+    },
+  }));
   const create = spawnSync('redis-cli', ['--cluster', 'create', ...masters.map((m) => `127.0.0.1:${m.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
     encoding: 'utf8',
     timeout: 30_000,
   });
   if (create.status !== 0) {
-    await Promise.all(masters.map((m) => m.kill()));
+    await Promise.all(servers.map((m) => m.stop()));
     throw new Error(`redis-cli --cluster create failed: ${create.stdout}\n${create.stderr}`);
   }
-  for (const m of masters) await waitFor(`cluster_state:ok on ${m.port}`, () => clusterOk(m.port));
+  for (const m of masters) await waitForClusterOk(m.port);
   const nodes = masters.map((m) => `127.0.0.1:${m.port}`).join(',');
   return {
     kind: 'spawned',
@@ -129,8 +92,7 @@ export async function spawnRedisCluster(options: { masters?: number } = {}): Pro
     masters,
     client: () => quiet(new Cluster(masters.map((m) => ({ host: '127.0.0.1', port: m.port })))),
     async stop() {
-      await Promise.all(masters.map((m) => m.kill()));
-      await rm(dir, { recursive: true, force: true });
+      await Promise.all(servers.map((m) => m.stop()));
     },
   };
 }

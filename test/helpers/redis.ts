@@ -53,7 +53,8 @@ function hasRedisServer(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-async function waitForPing(url: string, timeoutMs: number): Promise<void> {
+/** Waits until the server at `url` answers PING (a spawned server, a restarted cluster node). */
+export async function waitForPing(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -74,7 +75,7 @@ async function waitForPing(url: string, timeoutMs: number): Promise<void> {
 }
 
 /** A private redis-server: random port, own temp dir, AOF on (so a restart keeps data, like production). */
-export async function spawnRedis(options: { appendonly?: boolean } = {}): Promise<SpawnedRedis> {
+export async function spawnRedis(options: { appendonly?: boolean; /** More redis-server arguments (a cluster node's). */ args?: readonly string[] } = {}): Promise<SpawnedRedis> {
   if (!hasRedisServer()) {
     throw new Error('redis-server is not installed: apt-get install redis-server (or set REDIS_URL)');
   }
@@ -92,6 +93,7 @@ export async function spawnRedis(options: { appendonly?: boolean } = {}): Promis
       '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
       '--appendonly', appendonly ? 'yes' : 'no', '--appendfsync', 'always',
       '--maxmemory-policy', 'noeviction', '--protected-mode', 'no', '--daemonize', 'no', '--loglevel', 'warning',
+      ...(options.args ?? []),
     ];
     const proc = spawn('redis-server', args, { stdio: 'ignore' });
     child = proc;
