@@ -26,7 +26,30 @@ const xeroPlatform = z.strictObject({
   tokenUrl: httpUrl.default('https://identity.xero.com/connect/token'),
 });
 
-export const platformSchema = z.discriminatedUnion('kind', [filePlatform, memoryPlatform, xeroPlatform]);
+/** QuickBooks Online's API address for each environment (Intuit's development keys reach only the sandbox). */
+export const QUICKBOOKS_API_URLS = {
+  production: 'https://quickbooks.api.intuit.com',
+  sandbox: 'https://sandbox-quickbooks.api.intuit.com',
+} as const;
+
+const quickBooksPlatform = z
+  .strictObject({
+    kind: z.literal('quickbooks'),
+    clientId: z.string().min(1),
+    clientSecret: secret,
+    refreshToken: secret,
+    /** The company (Intuit's realm id, a number as text), whose token chain and limits this tenant has. */
+    realmId: z.string().regex(/^[0-9]{1,32}$/, 'the company id Intuit calls realmId: digits only'),
+    environment: z.enum(['production', 'sandbox']),
+    /** Without the /v3 path; the default follows `environment`. */
+    apiUrl: httpUrl.optional(),
+    tokenUrl: httpUrl.default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
+    /** The app's webhooks verifier token, which signs change notifications (intuit-signature). */
+    webhookVerifierToken: secret.optional(),
+  })
+  .transform(({ apiUrl, ...p }) => ({ ...p, apiUrl: apiUrl ?? QUICKBOOKS_API_URLS[p.environment] }));
+
+export const platformSchema = z.discriminatedUnion('kind', [filePlatform, memoryPlatform, xeroPlatform, quickBooksPlatform]);
 
 /** Whether `tz` is a time zone this Node knows (IANA names such as `Asia/Riyadh`, or `UTC`). */
 function isTimeZone(tz: string): boolean {
@@ -115,31 +138,47 @@ function duplicateIds(raw: unknown): string[] {
 
 /**
  * Identities two tenants may not share, checked on the parsed file: one collections client (client id at one auth
- * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; and one Xero
- * organisation, whose token chain two tenants would restart for each other (README decision 30).
+ * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; one platform app
+ * (a Xero or QuickBooks client id at one token address) with two secrets, for the same reason; and one Xero
+ * organisation or QuickBooks company, whose token chain two tenants would restart for each other (README decision 30).
  */
 function sharedIdentities(file: TenantsFile): string[] {
   const out: string[] = [];
-  const clients = new Map<string, { index: number; id: string; secret: TenantConfig['collections']['clientSecret'] }>();
-  const orgs = new Map<string, { index: number; id: string }>();
+  const clients = new Map<string, { index: number; id: string; secret: Secret }>();
+  const apps = new Map<string, { index: number; id: string; secret: Secret }>();
+  const owners = new Map<string, { index: number; id: string }>();
+  const sameSecret = (map: typeof clients, key: string, i: number, id: string, value: Secret): { index: number; id: string } | undefined => {
+    const first = map.get(key);
+    if (!first) map.set(key, { index: i, id, secret: value });
+    return first && !first.secret.equals(value) ? first : undefined;
+  };
   file.tenants.forEach((t, i) => {
     const clientKey = `${t.collections.authUrl ?? '(COLLECTIONS_AUTH_URL)'} ${t.collections.clientId}`;
-    const first = clients.get(clientKey);
-    if (!first) clients.set(clientKey, { index: i, id: t.id, secret: t.collections.clientSecret });
-    else if (!first.secret.equals(t.collections.clientSecret)) {
-      out.push(`  - tenants[${i}] (${t.id}).collections.clientSecret: differs from tenants[${first.index}] (${first.id})'s for the same clientId "${t.collections.clientId}" (one client has one secret; fix the wrong one)`);
+    const client = sameSecret(clients, clientKey, i, t.id, t.collections.clientSecret);
+    if (client) {
+      out.push(`  - tenants[${i}] (${t.id}).collections.clientSecret: differs from tenants[${client.index}] (${client.id})'s for the same clientId "${t.collections.clientId}" (one client has one secret; fix the wrong one)`);
     }
-    if (t.platform.kind === 'xero') {
-      const org = orgs.get(t.platform.xeroTenantId);
-      if (!org) orgs.set(t.platform.xeroTenantId, { index: i, id: t.id });
-      else out.push(`  - tenants[${i}] (${t.id}).platform.xeroTenantId: the same Xero organisation as tenants[${org.index}] (${org.id}); one tenant per organisation (they would share one token chain)`);
+    const p = t.platform;
+    if (p.kind !== 'xero' && p.kind !== 'quickbooks') return;
+    const app = sameSecret(apps, `${p.kind} ${p.tokenUrl} ${p.clientId}`, i, t.id, p.clientSecret);
+    if (app) {
+      out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} clientId "${p.clientId}" (one app has one secret; fix the wrong one)`);
     }
+    const [field, owner, what] =
+      p.kind === 'xero' ? ['xeroTenantId', `xero ${p.xeroTenantId}`, 'Xero organisation'] : ['realmId', `quickbooks ${p.realmId}`, 'QuickBooks company (realmId)'];
+    const first = owners.get(owner);
+    if (!first) owners.set(owner, { index: i, id: t.id });
+    else out.push(`  - tenants[${i}] (${t.id}).platform.${field}: the same ${what} as tenants[${first.index}] (${first.id}); one tenant per ${p.kind === 'xero' ? 'organisation' : 'company'} (they would share one token chain)`);
   });
   return out;
 }
 
 export type TenantConfig = z.infer<typeof tenantSchema>;
 export type PlatformConfig = z.infer<typeof platformSchema>;
+/** A quickbooks tenant's platform config, defaults filled in (apiUrl per environment, tokenUrl). */
+export type QuickBooksTenant = Extract<PlatformConfig, { kind: 'quickbooks' }>;
+/** A xero tenant's platform config, defaults filled in. */
+export type XeroTenant = Extract<PlatformConfig, { kind: 'xero' }>;
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
 
 /** Replaces `${VAR}` in every string of the tree; names each missing variable with where it was needed. */
@@ -239,13 +278,16 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
 }
 
 /**
- * What the tenants need of the environment, checked at load like every other setting: a xero tenant needs
- * PLATFORM_TOKEN_KEY (its form is checked with the environment). Throws a ConfigError naming each tenant.
+ * What the tenants need of the environment, checked at load like every other setting: a xero or quickbooks tenant
+ * needs PLATFORM_TOKEN_KEY (its form is checked with the environment). Throws a ConfigError naming each tenant.
  */
 export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined }): void {
   if (env.PLATFORM_TOKEN_KEY !== undefined) return;
+  const names = { xero: 'Xero', quickbooks: 'QuickBooks' } as const;
   const problems = file.tenants.flatMap((t, i) =>
-    t.platform.kind === 'xero' ? [`  - tenants[${i}] (${t.id}).platform: a xero tenant needs PLATFORM_TOKEN_KEY in the environment (it encrypts the tenant's Xero tokens at rest; e.g. \`openssl rand -base64 32\`)`] : [],
+    t.platform.kind === 'xero' || t.platform.kind === 'quickbooks'
+      ? [`  - tenants[${i}] (${t.id}).platform: a ${t.platform.kind} tenant needs PLATFORM_TOKEN_KEY in the environment (it encrypts the tenant's ${names[t.platform.kind]} tokens at rest; e.g. \`openssl rand -base64 32\`)`]
+      : [],
   );
   if (problems.length > 0) throw new ConfigError(`the tenants file needs a setting that is missing:\n${problems.join('\n')}`);
 }

@@ -56,6 +56,9 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
         logger: deps.logger.child({ platform: 'xero' }),
       });
     }
+    case 'quickbooks':
+      // The QuickBooks adapter lands with issue 15's reading slice; until then the kind parses but cannot sync.
+      throw new Error('a quickbooks tenant needs the QuickBooks adapter, which this build does not have yet (issue 15)');
     default: {
       const unknown: never = platform;
       throw new Error(`unknown platform kind ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

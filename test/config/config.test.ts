@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadEnv } from '../../src/config/env.js';
 import { parseDuration } from '../../src/config/duration.js';
-import { parseTenants } from '../../src/config/tenants.js';
+import { checkTenantsNeeds, parseTenants, type QuickBooksTenant } from '../../src/config/tenants.js';
 
 const good = {
   tenants: [
@@ -209,5 +209,101 @@ describe('tenants file: identities', () => {
       });
     expect(() => parseTenants(text('org-1'), {})).toThrow(/tenants\[1\] \(b\)\.platform\.xeroTenantId: the same Xero organisation as tenants\[0\] \(a\)/);
     expect(parseTenants(text('org-2'), {}).tenants).toHaveLength(2);
+  });
+});
+
+describe('tenants file: quickbooks', () => {
+  const qbo = (id: string, platform: Record<string, unknown> = {}) => ({
+    id,
+    collections: { clientId: `c-${id}`, clientSecret: 's' },
+    platform: { kind: 'quickbooks', clientId: 'qbo-app', clientSecret: '${QBO_SECRET}', refreshToken: '${QBO_REFRESH}', realmId: '9130346988751236', environment: 'production', ...platform },
+  });
+  const env = { QBO_SECRET: 'app-secret-value', QBO_REFRESH: 'refresh-token-value', QBO_VERIFIER: 'verifier-value' };
+  const message = (text: string, vars: NodeJS.ProcessEnv = env): string => {
+    try {
+      parseTenants(text, vars, 'tenants.json');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    return '';
+  };
+
+  it('fills in the API address per environment and Intuit token address, and keeps every secret out of print', () => {
+    const file = parseTenants(
+      JSON.stringify({ tenants: [qbo('live', { webhookVerifierToken: '${QBO_VERIFIER}' }), qbo('test', { environment: 'sandbox', realmId: '4620816365172392420' })] }),
+      env,
+    );
+    const [live, test] = file.tenants.map((t) => t.platform);
+    if (live?.kind !== 'quickbooks' || test?.kind !== 'quickbooks') throw new Error('expected quickbooks tenants');
+    const typed: QuickBooksTenant = live;
+    expect(typed.apiUrl).toBe('https://quickbooks.api.intuit.com');
+    expect(test.apiUrl).toBe('https://sandbox-quickbooks.api.intuit.com');
+    expect(live.tokenUrl).toBe('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer');
+    expect(live.refreshToken.reveal()).toBe('refresh-token-value');
+    expect(live.webhookVerifierToken?.reveal()).toBe('verifier-value');
+    expect(test.webhookVerifierToken).toBeUndefined();
+    const printed = `${JSON.stringify(file)} ${inspect(file, { depth: 10 })}`;
+    expect(printed).not.toMatch(/app-secret-value|refresh-token-value|verifier-value/);
+  });
+
+  it('takes apiUrl and tokenUrl when given (a double, a proxy), trailing slash dropped', () => {
+    const file = parseTenants(JSON.stringify({ tenants: [qbo('a', { apiUrl: 'http://127.0.0.1:9/', tokenUrl: 'http://127.0.0.1:9/token' })] }), env);
+    expect(file.tenants[0]?.platform).toMatchObject({ apiUrl: 'http://127.0.0.1:9', tokenUrl: 'http://127.0.0.1:9/token' });
+  });
+
+  it('names the tenant and field of every bad key, and no secret', () => {
+    const text = JSON.stringify({
+      tenants: [
+        qbo('a', { environment: 'staging' }),
+        qbo('b', { realmId: 'abc', realmID: '1' }),
+        qbo('c', { refreshToken: '${NOT_SET}', apiUrl: 'ftp://x' }),
+        qbo('d', { clientSecret: undefined, webhookVerifierToken: '' }),
+      ],
+    });
+    const msg = message(text);
+    expect(msg).toContain('tenants.json is invalid');
+    expect(msg).toMatch(/tenants\[0\] \(a\)\.platform\.environment/);
+    expect(msg).toMatch(/tenants\[1\] \(b\)\.platform\.realmId: the company id Intuit calls realmId: digits only/);
+    expect(msg).toMatch(/tenants\[1\] \(b\)\.platform.*realmID/);
+    expect(msg).toMatch(/tenants\[2\] \(c\)\.platform\.refreshToken: environment variable NOT_SET is not set/);
+    expect(msg).toMatch(/tenants\[2\] \(c\)\.platform\.apiUrl/);
+    expect(msg).toMatch(/tenants\[3\] \(d\)\.platform\.clientSecret/);
+    expect(msg).toMatch(/tenants\[3\] \(d\)\.platform\.webhookVerifierToken: must not be empty/);
+    expect(msg).not.toMatch(/app-secret-value|refresh-token-value/);
+  });
+
+  it('refuses two tenants on one company (realmId), and one app id with two secrets, naming both tenants and no secret', () => {
+    const twoOnOne = JSON.stringify({ tenants: [qbo('a'), qbo('b')] });
+    expect(message(twoOnOne)).toMatch(/tenants\[1\] \(b\)\.platform\.realmId: the same QuickBooks company \(realmId\) as tenants\[0\] \(a\)/);
+    const twoSecrets = JSON.stringify({ tenants: [qbo('a'), qbo('b', { realmId: '2', clientSecret: 'other-secret-value' }), qbo('c', { realmId: '3' })] });
+    const msg = message(twoSecrets);
+    expect(msg).toMatch(/tenants\[1\] \(b\)\.platform\.clientSecret: differs from tenants\[0\] \(a\)'s for the same quickbooks clientId "qbo-app"/);
+    expect(msg).not.toMatch(/\(c\)/);
+    expect(msg).not.toMatch(/app-secret-value|other-secret-value/);
+    // One realm id under Xero and QuickBooks is no clash; one app per company is fine.
+    const ok = JSON.stringify({
+      tenants: [qbo('a'), qbo('b', { realmId: '2' }), { ...qbo('x'), platform: { kind: 'xero', clientId: 'qbo-app', clientSecret: 'x', refreshToken: 'r', xeroTenantId: '9130346988751236' } }],
+    });
+    expect(parseTenants(ok, env).tenants).toHaveLength(3);
+  });
+
+  it('needs PLATFORM_TOKEN_KEY, named per tenant', () => {
+    const file = parseTenants(JSON.stringify({ tenants: [qbo('a')] }), env);
+    expect(() => checkTenantsNeeds(file, {})).toThrow(/tenants\[0\] \(a\)\.platform: a quickbooks tenant needs PLATFORM_TOKEN_KEY/);
+    expect(() => checkTenantsNeeds(file, { PLATFORM_TOKEN_KEY: 'ab'.repeat(32) })).not.toThrow();
+  });
+});
+
+describe('tenants file: one xero app, one secret', () => {
+  it('refuses a xero client id with two secrets at one token address', () => {
+    const xero = (id: string, org: string, clientSecret: string, tokenUrl?: string) => ({
+      id,
+      collections: { clientId: `c-${id}`, clientSecret: 's' },
+      platform: { kind: 'xero', clientId: 'app', clientSecret, refreshToken: 'r', xeroTenantId: org, ...(tokenUrl ? { tokenUrl } : {}) },
+    });
+    const text = JSON.stringify({ tenants: [xero('a', 'o1', 'right'), xero('b', 'o2', 'wrong'), xero('c', 'o3', 'elsewhere', 'http://127.0.0.1:9/token')] });
+    expect(() => parseTenants(text, {})).toThrow(/tenants\[1\] \(b\)\.platform\.clientSecret: differs from tenants\[0\] \(a\)'s for the same xero clientId "app"/);
+    expect(() => parseTenants(text, {})).not.toThrow(/\(c\)/);
   });
 });
