@@ -14,6 +14,7 @@ import { runScaleOutSection } from './sections/scale-out.js';
 import { runTokenSection } from './sections/tokens.js';
 import { runMemorySection } from './sections/memory.js';
 import { runFairnessSection } from './sections/fairness.js';
+import { runRedisBytesSection } from './sections/redis-bytes.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -49,6 +50,10 @@ async function main(): Promise<void> {
     if (want('fairness')) {
       log('fairness: a small tenant while a large one backfills');
       report.sections.fairness = await runFairnessSection(bench, p.fairness);
+    }
+    if (want('redisBytes')) {
+      log('redisBytes: Redis memory per synced record (used_memory delta), by key kind');
+      report.sections.redisBytes = await runRedisBytesSection(bench, p.redisBytes);
     }
   } finally {
     await bench.close();

@@ -2,11 +2,12 @@
 import type { FairnessConfig } from './sections/fairness.js';
 import type { MemoryConfig } from './sections/memory.js';
 import type { NaiveConfig } from './sections/naive.js';
+import type { RedisBytesConfig } from './sections/redis-bytes.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness'] as const;
+export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -44,6 +45,7 @@ export interface Plan {
   tokens: TokenConfig;
   memory: MemoryConfig;
   fairness: FairnessConfig;
+  redisBytes: RedisBytesConfig;
 }
 
 export function plan(quick: boolean): Plan {
@@ -56,6 +58,8 @@ export function plan(quick: boolean): Plan {
       tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
       memory: { smallContacts: 100, factor: 50, syncConcurrency: 16 },
       fairness: { latencyMs: 20, largeContacts: 1_000, smallContacts: 20, syncConcurrency: 8 },
+      // about 50,000 records (4.75 a contact)
+      redisBytes: { contacts: 10_500, factor: 1, syncConcurrency: 16 },
     };
   }
   return {
@@ -66,5 +70,7 @@ export function plan(quick: boolean): Plan {
     tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },
     memory: { smallContacts: 400, factor: 50, syncConcurrency: 16 },
     fairness: { latencyMs: 20, largeContacts: 4_000, smallContacts: 20, syncConcurrency: 8 },
+    // about 50,000 and 500,000 records
+    redisBytes: { contacts: 10_500, factor: 10, syncConcurrency: 16 },
   };
 }

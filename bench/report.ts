@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FairnessResult } from './sections/fairness.js';
 import type { MemoryResult } from './sections/memory.js';
 import type { NaiveResult } from './sections/naive.js';
+import type { RedisBytesResult } from './sections/redis-bytes.js';
 import type { ScaleOutResult } from './sections/scale-out.js';
 import type { SyncResult } from './sections/sync.js';
 import type { TokenResult } from './sections/tokens.js';
@@ -34,6 +35,7 @@ export interface Report {
     tokens?: TokenResult;
     memory?: MemoryResult;
     fairness?: FairnessResult;
+    redisBytes?: RedisBytesResult;
   };
 }
 

@@ -8,7 +8,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, scaleOut, tokens, memory, fairness } = report.sections;
+  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -56,6 +56,12 @@ export function tableRows(report: Report): Row[] {
   }
   if (fairness) {
     rows.push(['small tenant during a backfill', `${n(fairness.duringBackfillMs)} ms`, `${n(fairness.aloneMs)} ms (alone)`, `x${n(fairness.ratio, 2)}`]);
+  }
+  if (redisBytes) {
+    for (const r of redisBytes.rows) {
+      const top = Object.entries(r.byKind).slice(0, 4).map(([k, v]) => `${k} ${n(v.perRecord)}`).join(', ');
+      rows.push([`Redis bytes per record, ${n(r.records)} records`, `${n(r.bytesPerRecord)} B (${top})`, '<= 120 B', pct(r.bytesPerRecord / 120)]);
+    }
   }
   return rows;
 }
