@@ -3,67 +3,47 @@
  * cursor stops at the run's start, and a real change made afterwards is read by the next incremental run. A
  * cursor an earlier version left in the future is set back by the next complete listing.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleData, type SampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
-import { startRig, type Rig } from '../helpers/rig.js';
+import { describe, expect, it } from 'vitest';
+import { useSampleRig } from '../helpers/sample-rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
 
 const CLIENT = 'client-acme';
 
 describe('records stamped in the future', () => {
-  let redis: TestRedis;
-  let rig: Rig;
-  let folder: string;
-  let data: SampleData;
+  const s = useSampleRig({ contacts: 20, seed: 17, logLevel: 'warn', writeSample: false });
 
-  beforeAll(async () => {
-    redis = await startTestRedis();
-    folder = await mkdtemp(join(tmpdir(), 'cs-future-'));
-    data = sampleData({ contacts: 20, seed: 17, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
-    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], logLevel: 'warn' });
-  });
-  afterAll(async () => {
-    await rig?.close();
-    await redis?.stop();
-    await rm(folder, { recursive: true, force: true });
-  });
-
-  const nameInService = (id: string): string | null | undefined => rig.sim.data(CLIENT).contacts.find((c) => c.extPlatformId === id)?.name;
+  const nameInService = (id: string): string | null | undefined => s.rig.sim.data(CLIENT).contacts.find((c) => c.extPlatformId === id)?.name;
 
   it('keeps the cursor at the run start, reports the record, and the next run sees a real rename', async () => {
-    const future = data.contacts[4]!;
+    const future = s.data.contacts[4]!;
     future.updatedAt = '2062-01-01T00:00:00.000Z';
-    await writeSampleFolder(folder, data);
-    const first = await rig.sync('acme', 'incremental');
+    await writeSampleFolder(s.folder, s.data);
+    const first = await s.rig.sync('acme', 'incremental');
     expect(first.outcome).toBe('succeeded');
     expect(nameInService(future.id)).toBe(future.name);
     expect(first.errors?.some((e) => e.includes(future.id) && e.includes('in the future'))).toBe(true);
-    const cursor = await rig.app.stores.cursors.get('acme', 'contacts');
+    const cursor = await s.rig.app.stores.cursors.get('acme', 'contacts');
     expect(Date.parse(cursor!.highWater!.updatedAt)).toBeLessThanOrEqual(Date.now());
 
-    const renamed = data.contacts[9]!;
+    const renamed = s.data.contacts[9]!;
     renamed.name = `${renamed.name} (renamed)`;
     renamed.updatedAt = new Date().toISOString();
-    await writeSampleFolder(folder, data);
-    const second = await rig.sync('acme', 'incremental');
+    await writeSampleFolder(s.folder, s.data);
+    const second = await s.rig.sync('acme', 'incremental');
     expect(second.outcome).toBe('succeeded');
     expect(nameInService(renamed.id)).toBe(renamed.name);
   });
 
   it('sets back a cursor left in the future, reading everything once', async () => {
-    await rig.app.stores.cursors.set('acme', 'contacts', { highWater: { updatedAt: '2062-01-01T00:00:00.000Z', id: 'X' }, readPosition: { updatedAt: '2062-01-01T00:00:00.000Z', id: 'X' } });
-    const renamed = data.contacts[11]!;
+    await s.rig.app.stores.cursors.set('acme', 'contacts', { highWater: { updatedAt: '2062-01-01T00:00:00.000Z', id: 'X' }, readPosition: { updatedAt: '2062-01-01T00:00:00.000Z', id: 'X' } });
+    const renamed = s.data.contacts[11]!;
     renamed.name = `${renamed.name} (renamed again)`;
     renamed.updatedAt = '2026-11-02T00:00:00.000Z'; // behind the bad cursor: only a full read finds it
-    await writeSampleFolder(folder, data);
-    const run = await rig.sync('acme', 'incremental');
+    await writeSampleFolder(s.folder, s.data);
+    const run = await s.rig.sync('acme', 'incremental');
     expect(run.outcome).toBe('succeeded');
     expect(nameInService(renamed.id)).toBe(renamed.name);
-    const cursor = await rig.app.stores.cursors.get('acme', 'contacts');
+    const cursor = await s.rig.app.stores.cursors.get('acme', 'contacts');
     expect(Date.parse(cursor!.highWater!.updatedAt)).toBeLessThanOrEqual(Date.now());
   });
 });

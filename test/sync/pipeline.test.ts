@@ -4,85 +4,55 @@
  * a record whose write is not done. A contact held by a scripted 429 (its retry waits the Retry-After) is the
  * observable point: everything is read while it waits.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleData, type SampleData } from '../../src/sample/generate.js';
+import { describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../../src/state/index.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
-import { startRig, type Rig } from '../helpers/rig.js';
-import { writeSampleFolder } from '../helpers/sample-folder.js';
+import { useSampleRig } from '../helpers/sample-rig.js';
 
 const CLIENT = 'client-acme';
 
 describe('the sync pipeline keeps a window of records under way', () => {
-  let redis: TestRedis;
-  let rig: Rig;
-  let folder: string;
-  let data: SampleData;
-
-  beforeAll(async () => {
-    redis = await startTestRedis();
-    folder = await mkdtemp(join(tmpdir(), 'cs-window-'));
-    data = sampleData({ contacts: 40, seed: 21, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
-    await writeSampleFolder(folder, data);
-    rig = await startRig({
-      redisUrl: redis.url,
-      tenants: [
-        { id: 'acme', platform: { kind: 'file', path: folder } },
-        { id: 'beta', platform: { kind: 'file', path: folder } },
-      ],
-      env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' },
-      logLevel: 'warn',
-    });
-  });
-  afterAll(async () => {
-    await rig?.close();
-    await redis?.stop();
-    await rm(folder, { recursive: true, force: true });
-  });
+  const s = useSampleRig({ contacts: 40, seed: 21, tenants: ['acme', 'beta'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' }, logLevel: 'warn' });
 
   it('pushes invoices while a contact of the first page still waits', async () => {
     // The first contact create is answered 429 (Retry-After 2 s): its page stays under way while it waits.
-    rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /contact', fault: '429', count: 1, retryAfterS: 2 }] });
+    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /contact', fault: '429', count: 1, retryAfterS: 2 }] });
     let finished = false;
-    const run = rig.sync('acme', 'full').finally(() => (finished = true));
+    const run = s.rig.sync('acme', 'full').finally(() => (finished = true));
     let invoicesWhileAContactWaited = 0;
     while (!finished) {
-      const stored = rig.sim.data(CLIENT);
-      if ((rig.sim.counters().requests['POST /contact']?.['429'] ?? 0) > 0 && stored.contacts.length < data.contacts.length) {
+      const stored = s.rig.sim.data(CLIENT);
+      if ((s.rig.sim.counters().requests['POST /contact']?.['429'] ?? 0) > 0 && stored.contacts.length < s.data.contacts.length) {
         invoicesWhileAContactWaited = Math.max(invoicesWhileAContactWaited, stored.invoices.length);
       }
       await new Promise((r) => setTimeout(r, 5));
     }
     expect((await run).outcome).toBe('succeeded');
-    expect(rig.sim.data(CLIENT).contacts).toHaveLength(data.contacts.length);
+    expect(s.rig.sim.data(CLIENT).contacts).toHaveLength(s.data.contacts.length);
     // Before the window, the invoices started only once every contact was pushed.
     expect(invoicesWhileAContactWaited).toBeGreaterThan(0);
   });
 
   it('never saves a checkpoint past a page with a record under way', async () => {
     // The first invoice upsert of tenant beta waits 2 s; the invoice pages after it end meanwhile.
-    rig.sim.resetCounters();
-    rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /invoice/create-update', fault: '429', count: 1, retryAfterS: 2 }] });
+    s.rig.sim.resetCounters();
+    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /invoice/create-update', fault: '429', count: 1, retryAfterS: 2 }] });
     let finished = false;
-    const run = rig.sync('beta', 'full').finally(() => (finished = true));
+    const run = s.rig.sync('beta', 'full').finally(() => (finished = true));
     const seen: Checkpoint[] = [];
     let invoicesWhileOneWaited = 0;
-    const pushable = data.invoices.filter((i) => i.status !== 'DRAFT').length;
+    const pushable = s.data.invoices.filter((i) => i.status !== 'DRAFT').length;
     while (!finished) {
-      const held = (rig.sim.counters().requests['POST /invoice/create-update']?.['429'] ?? 0) > 0;
-      const stored = rig.sim.data('client-beta').invoices.length;
+      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['429'] ?? 0) > 0;
+      const stored = s.rig.sim.data('client-beta').invoices.length;
       if (held && stored < pushable) {
         invoicesWhileOneWaited = Math.max(invoicesWhileOneWaited, stored);
-        const cp = await rig.app.stores.cursors.getCheckpoint('beta');
+        const cp = await s.rig.app.stores.cursors.getCheckpoint('beta');
         if (cp) seen.push(cp);
       }
       await new Promise((r) => setTimeout(r, 5));
     }
     expect((await run).outcome).toBe('succeeded');
-    expect(rig.sim.data('client-beta').invoices).toHaveLength(pushable);
+    expect(s.rig.sim.data('client-beta').invoices).toHaveLength(pushable);
     expect(invoicesWhileOneWaited).toBeGreaterThan(10); // later invoice pages ended meanwhile
     expect(seen.length).toBeGreaterThan(0);
     for (const cp of seen) {

@@ -4,49 +4,19 @@
  * of the run, then kept as a dead letter that says it may exist in the service; the next run adopts it by
  * extPlatformId, and its invoices follow. Faults are scripted for that one record (deterministic).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleData, type SampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
-import { startRig, type Rig } from '../helpers/rig.js';
-import { writeSampleFolder } from '../helpers/sample-folder.js';
+import { describe, expect, it } from 'vitest';
+import { useSampleRig } from '../helpers/sample-rig.js';
 
 const CLIENT = 'client-acme';
 
 describe('a record whose write stays unsettled is set aside, not a run failure', () => {
-  let redis: TestRedis;
-  let rig: Rig;
-  let folder: string;
-  let data: SampleData;
-
-  beforeAll(async () => {
-    redis = await startTestRedis();
-    folder = await mkdtemp(join(tmpdir(), 'cs-aside-'));
-    data = sampleData({ contacts: 12, seed: 5, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
-    await writeSampleFolder(folder, data);
-    rig = await startRig({
-      redisUrl: redis.url,
-      tenants: [
-        { id: 'acme', platform: { kind: 'file', path: folder } },
-        { id: 'beta', platform: { kind: 'file', path: folder } },
-      ],
-      env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '5' },
-      logLevel: 'warn',
-    });
-  });
-  afterAll(async () => {
-    await rig?.close();
-    await redis?.stop();
-    await rm(folder, { recursive: true, force: true });
-  });
+  const s = useSampleRig({ contacts: 12, seed: 5, tenants: ['acme', 'beta'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '5' }, logLevel: 'warn' });
 
   it('ends partial with a dead letter that says the record may exist; the next run adopts it, every record once', async () => {
-    const target = data.contacts[3]!;
-    const itsInvoices = data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
+    const target = s.data.contacts[3]!;
+    const itsInvoices = s.data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
     expect(itsInvoices.length).toBeGreaterThan(0);
-    rig.sim.setFaults({
+    s.rig.sim.setFaults({
       script: [
         // Committed, then the connection drops: the create is ambiguous.
         { route: 'POST /contact', fault: 'drop', count: 1, matching: `"extPlatformId":"${target.id}"` },
@@ -54,47 +24,47 @@ describe('a record whose write stays unsettled is set aside, not a run failure',
         { route: 'GET /contact', fault: '503', count: 10, matching: 'name=' },
       ],
     });
-    const first = await rig.sync('acme', 'full');
+    const first = await s.rig.sync('acme', 'full');
     expect(first.outcome).toBe('partial');
     expect(first.counts['contacts.setAside']).toBe(1);
     expect(first.counts['contacts.deadLettered']).toBe(1);
-    expect(rig.sim.counters().faultsInjected['503']).toBe(10); // looked up in the run and again at its end
-    const letters = await rig.app.stores.deadLetters.list('acme', { entity: 'contacts' });
+    expect(s.rig.sim.counters().faultsInjected['503']).toBe(10); // looked up in the run and again at its end
+    const letters = await s.rig.app.stores.deadLetters.list('acme', { entity: 'contacts' });
     expect(letters).toHaveLength(1);
     expect(letters[0]).toMatchObject({ platformId: target.id, code: 'UNSETTLED', attempts: 2 });
     expect(letters[0]?.reason).toMatch(/may exist in the service/);
     // Every other record landed.
-    expect(rig.sim.data(CLIENT).invoices).toHaveLength(data.invoices.filter((i) => i.status !== 'DRAFT').length - itsInvoices.length);
+    expect(s.rig.sim.data(CLIENT).invoices).toHaveLength(s.data.invoices.filter((i) => i.status !== 'DRAFT').length - itsInvoices.length);
 
-    const second = await rig.sync('acme', 'incremental');
+    const second = await s.rig.sync('acme', 'incremental');
     expect(second.outcome).toBe('succeeded');
     expect(second.counts['contacts.adopted']).toBe(1);
-    expect(await rig.app.stores.deadLetters.list('acme')).toHaveLength(0);
-    const stored = rig.sim.data(CLIENT);
+    expect(await s.rig.app.stores.deadLetters.list('acme')).toHaveLength(0);
+    const stored = s.rig.sim.data(CLIENT);
     const ext = stored.contacts.map((c) => c.extPlatformId);
     expect(new Set(ext).size).toBe(ext.length);
-    expect(new Set(ext)).toEqual(new Set(data.contacts.map((c) => c.id)));
+    expect(new Set(ext)).toEqual(new Set(s.data.contacts.map((c) => c.id)));
     const uuidOf = new Map(stored.contacts.map((c) => [c.extPlatformId, c.uuid]));
-    const pushable = data.invoices.filter((i) => i.status !== 'DRAFT');
+    const pushable = s.data.invoices.filter((i) => i.status !== 'DRAFT');
     expect(stored.invoices).toHaveLength(pushable.length);
     for (const inv of itsInvoices) expect(stored.invoices.find((s) => s.extPlatformId === inv.id)?.contact.uuid).toBe(uuidOf.get(target.id));
   });
 
   it('pushes a set-aside record at the end of the run; its invoices follow, and pending counts agree', async () => {
-    const target = data.contacts[7]!;
-    const itsInvoices = data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
+    const target = s.data.contacts[7]!;
+    const itsInvoices = s.data.invoices.filter((i) => i.contactId === target.id && i.status !== 'DRAFT');
     expect(itsInvoices.length).toBeGreaterThan(0);
     // Every attempt of the create in the run is answered 503 (before processing); the retry at the end goes through.
-    rig.sim.setFaults({ script: [{ route: 'POST /contact', fault: '503', count: 5, matching: `"extPlatformId":"${target.id}"` }] });
-    const run = await rig.sync('beta', 'full');
+    s.rig.sim.setFaults({ script: [{ route: 'POST /contact', fault: '503', count: 5, matching: `"extPlatformId":"${target.id}"` }] });
+    const run = await s.rig.sync('beta', 'full');
     expect(run.outcome).toBe('succeeded');
     expect(run.counts['contacts.setAside']).toBe(1);
-    expect(run.counts['contacts.created']).toBe(data.contacts.length);
+    expect(run.counts['contacts.created']).toBe(s.data.contacts.length);
     // Its invoices waited for it, then went: the run's two pending counts say the same (none left).
     expect(run.counts['invoices.pending']).toBe(0);
     expect(run.counts['pending']).toBe(0);
-    expect(await rig.app.stores.deadLetters.list('beta')).toHaveLength(0);
-    const stored = rig.sim.data('client-beta');
-    expect(stored.invoices).toHaveLength(data.invoices.filter((i) => i.status !== 'DRAFT').length);
+    expect(await s.rig.app.stores.deadLetters.list('beta')).toHaveLength(0);
+    const stored = s.rig.sim.data('client-beta');
+    expect(stored.invoices).toHaveLength(s.data.invoices.filter((i) => i.status !== 'DRAFT').length);
   });
 });
