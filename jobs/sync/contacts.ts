@@ -85,8 +85,8 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
 }
 
 function project(rec: ContactRecord, uuid: string): MirroredContact {
-  const c: MirroredContact = { id: rec.id, name: rec.name, deleted: rec.deleted, updatedAt: rec.updatedAt, uuid };
-  for (const f of ['nameAr', 'firstName', 'firstNameAr', 'lastName', 'lastNameAr', 'phoneNumber'] as const) {
+  const c: MirroredContact = { id: rec.id, name: rec.name, deleted: rec.deleted, uuid };
+  for (const f of ['nameAr', 'firstName', 'lastName', 'phoneNumber'] as const) {
     const v = rec[f];
     if (v !== undefined) c[f] = v;
   }

@@ -11,9 +11,13 @@ export function canonicalJson(value: unknown): string {
   return write(value) ?? 'null';
 }
 
-/** First 32 hex characters (128 bits) of the sha256 of the canonical JSON. */
+/**
+ * First 18 hex characters (72 bits) of the sha256 of the canonical JSON: change detection for one record, where a
+ * false "unchanged" needs a change that keeps 72 bits of sha256 (2^-72 per change; README decision "lean state
+ * values"). Versions before lean state kept 32 (the id map reads their hashes by this prefix).
+ */
 export function contentHash(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex').slice(0, 32);
+  return createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex').slice(0, 18);
 }
 
 function write(value: unknown): string | undefined {

@@ -1,12 +1,14 @@
 /**
  * Id map and content hash, one Redis HASH per (tenant, entity): field = platform id, value = `uuid|hash`
- * (either side may be empty). Batch methods cost one round trip per page.
+ * (either side may be empty), each side in its compact form (src/state/compact.ts: a uuid in 22 characters, the
+ * hash in 12); the longer forms older versions wrote are read as well. Batch methods cost one round trip per page.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
 import { LUA_HELPERS, stateScript } from './script.js';
+import { decodeHash, decodeUuid, encodeHash, encodeUuid } from './compact.js';
 import { pairs, parseValue } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
@@ -18,8 +20,8 @@ export const recordStateSchema = z
     const uuid = raw.slice(0, bar);
     const hash = raw.slice(bar + 1);
     const out: { uuid?: string; hash?: string } = {};
-    if (uuid !== '') out.uuid = uuid;
-    if (hash !== '') out.hash = hash;
+    if (uuid !== '') out.uuid = decodeUuid(uuid);
+    if (hash !== '') out.hash = decodeHash(hash);
     return out;
   });
 export type RecordState = z.output<typeof recordStateSchema>;
@@ -130,7 +132,7 @@ export class RecordStateStore {
       if (e.uuid === undefined && e.hash === undefined) continue;
       if (e.uuid?.includes('|')) throw new Error(`uuid of ${entity} ${e.id} contains "|"`);
       if (e.uuid === '' || e.hash === '') throw new Error(`empty uuid or hash for ${entity} ${e.id}`);
-      args.push(e.id, e.uuid ?? '', e.hash ?? '');
+      args.push(e.id, e.uuid === undefined ? '' : encodeUuid(e.uuid), e.hash === undefined ? '' : encodeHash(e.hash));
     }
     const ending = options.endIntents ?? [];
     if (ending.length > 0) {

@@ -37,7 +37,7 @@ function invoice(over: Partial<MirroredInvoice> = {}): MirroredInvoice {
 }
 
 function contact(over: Partial<MirroredContact> = {}): MirroredContact {
-  return { id: 'C-1', name: 'Al Noor Trading', nameAr: 'النور للتجارة', firstName: 'Fahad', lastName: 'Al-Harbi', phoneNumber: '0501234567', deleted: false, updatedAt: '2026-11-01T00:00:00Z', uuid: U1, ...over };
+  return { id: 'C-1', name: 'Al Noor Trading', nameAr: 'النور للتجارة', firstName: 'Fahad', lastName: 'Al-Harbi', phoneNumber: '0501234567', deleted: false, uuid: U1, ...over };
 }
 
 describe('phone numbers', () => {

@@ -63,7 +63,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
 
   it('record mirror and flags', async () => {
     const p = testPrefix();
-    await new RecordMirror(redis, p).putMany('acme', 'contacts', [{ id: 'c1', name: 'n', updatedAt: '2026-01-01T00:00:00Z', deleted: false }]);
+    await new RecordMirror(redis, p).putMany('acme', 'contacts', [{ id: 'c1', name: 'n', deleted: false }]);
     await new RecordMirror(redis, p).putMany('acme', 'invoices', [
       { id: 'i1', contactId: 'c1', updatedAt: '2026-01-01T00:00:00Z', status: 'AUTHORISED', deleted: false, number: 'INV-1', date: '2026-01-01', dueDate: '2026-02-01', total: 1 },
     ]);
