@@ -16,6 +16,8 @@ import { buildRig, quietLogger, sleep } from './harness.js';
 
 const configSchema = z.object({
   redisUrl: z.string(),
+  /** REDIS_CLUSTER_NODES: run on this Redis Cluster (redisUrl lends only its credentials). */
+  clusterNodes: z.string().optional(),
   prefix: z.string(),
   authUrl: z.string(),
   baseUrl: z.string(),
@@ -114,6 +116,7 @@ async function main(): Promise<void> {
   const byId = new Map(cfg.tenants.map((t) => [t.id, t]));
   const rig = await buildRig({
     url: cfg.redisUrl,
+    ...(cfg.clusterNodes === undefined ? {} : { clusterNodes: cfg.clusterNodes }),
     prefix: cfg.prefix,
     authUrl: cfg.authUrl,
     settings: cfg.settings,

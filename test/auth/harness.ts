@@ -9,16 +9,18 @@ import { createAuth, type Auth, type AuthMetrics, type ClientCredentials, type C
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { QUEUES, refreshJobs } from '../../src/queues/index.js';
-import { connectRedis, createRedis } from '../../src/redis/connection.js';
+import { connectRedis, createRedis, redisTargetOf } from '../../src/redis/connection.js';
 
 export function quietLogger(level = process.env['AUTH_TEST_LOG'] ?? 'silent'): Logger {
   return createLogger({ level });
 }
 
-export async function redisAt(url: string): Promise<Redis> {
-  const r = createRedis(url, 'worker');
+/** A worker connection to the server at `url`, or to the Redis Cluster of `clusterNodes` (REDIS_CLUSTER_NODES) when given. */
+export async function redisAt(url: string, clusterNodes?: string): Promise<Redis> {
+  const target = redisTargetOf({ REDIS_URL: url, ...(clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: clusterNodes }) });
+  const r = createRedis(target, 'worker');
   r.on('error', () => undefined);
-  return connectRedis(r, url);
+  return connectRedis(r, target);
 }
 
 export interface AuthRig {
@@ -37,6 +39,8 @@ export const TEST_FINGERPRINT_KEY = Buffer.from('test-fingerprint-key-0123456789
 
 export interface RigOptions {
   url: string;
+  /** A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES): the rig runs on it, `url` only lends its credentials. */
+  clusterNodes?: string;
   prefix: string;
   /** The default token endpoint of tenants (default NO_AUTH_URL); it is part of every client key. */
   authUrl?: string;
@@ -53,7 +57,7 @@ export interface RigOptions {
 /** One process's auth: connections, queue, createAuth, and optionally a refresh-token worker. */
 export async function buildRig(o: RigOptions): Promise<AuthRig> {
   const logger = o.logger ?? quietLogger();
-  const redis = await redisAt(o.url);
+  const redis = await redisAt(o.url, o.clusterNodes);
   const queue = new Queue(QUEUES.refreshToken, { connection: redis, prefix: o.prefix });
   queue.on('error', () => undefined);
   const auth = createAuth({
@@ -71,7 +75,7 @@ export async function buildRig(o: RigOptions): Promise<AuthRig> {
   let worker: Worker | undefined;
   let workerRedis: Redis | undefined;
   if (o.credentials) {
-    workerRedis = await redisAt(o.url);
+    workerRedis = await redisAt(o.url, o.clusterNodes);
     worker = new Worker(QUEUES.refreshToken, createRefreshTokenProcessor({ refresher: auth.refresher, resolveCredentials: o.credentials, logger }), {
       connection: workerRedis,
       prefix: o.prefix,
