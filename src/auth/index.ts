@@ -132,6 +132,7 @@ export function createAuth(o: CreateAuthOptions): Auth {
       const sig = `${clientKey}\0${fp}\0${limit}`;
       const cached = providers.get(tenant.id);
       if (cached?.sig === sig) return cached.provider;
+      if (cached) void cached.provider.close();
       const provider = new RedisTokenProvider({
         store: storeOf(clientKey),
         wakeups,
@@ -174,11 +175,17 @@ export function createAuth(o: CreateAuthOptions): Auth {
         } while (cursor !== '0');
       }
       for (const client of dropped) stores.delete(client);
-      for (const [tenantId, p] of providers) if (dropped.has(p.sig.split('\0')[0] ?? '')) providers.delete(tenantId);
+      for (const [tenantId, p] of providers) {
+        if (!dropped.has(p.sig.split('\0')[0] ?? '')) continue;
+        providers.delete(tenantId);
+        await p.provider.close();
+      }
       if (dropped.size > 0) logger.info({ clients: [...dropped] }, 'auth: token state of clients no longer in the tenants file deleted');
       return { ...scheduled, dropped: [...dropped] };
     },
     async close() {
+      // Pooled leases go back now, not when they expire (a rolling restart frees its share of the limit).
+      await Promise.all([...providers.values()].map((p) => p.provider.close().catch(() => undefined)));
       providers.clear();
       await wakeups.close();
     },

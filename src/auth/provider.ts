@@ -4,6 +4,7 @@ import { AbortedError } from '../collections/errors.js';
 import { TOKEN_ROUTE } from '../collections/token.js';
 import type { Logger } from '../logger.js';
 import { CredentialsRejectedError, noTokenWithin } from './errors.js';
+import { LeasePool, type PooledLease } from './lease-pool.js';
 import type { AuthMetrics } from './metrics.js';
 import type { RefreshRequest } from './refresh-request.js';
 import type { AuthSettings } from './settings.js';
@@ -36,22 +37,41 @@ let leaseSeq = 0;
 const processTag = randomBytes(4).toString('hex');
 
 /**
- * The Redis-backed TokenProvider of one client (DESIGN.md "One token per client"). Happy path: one round
- * trip to acquire (a Lua script takes a lease on the current token, unless the gate is closed, there is no
- * token, or the in-flight limit is reached) and one to release. Waits end on a pub/sub message of the
- * client's channel, with polling as the fallback.
+ * The Redis-backed TokenProvider of one client (DESIGN.md "One token per client"). A Lua script takes leases on
+ * the current token, unless the gate is closed, there is no token, or the in-flight limit is reached. With a
+ * lease hold (the default), leases come from the process's lease pool (lease-pool.ts): taken and returned in
+ * batches, so the steady state costs no round trip per request; without one (`leaseHoldMs` 0), one round trip to
+ * acquire and one to release. Waits end on a pub/sub message of the client's channel, with polling as the fallback.
  */
 export class RedisTokenProvider implements TokenProvider {
   readonly #d: RedisTokenProviderDeps;
   readonly #clientKey: string;
   readonly #lastAsk = new Map<string, number>();
+  readonly #pool: LeasePool | null;
 
   constructor(deps: RedisTokenProviderDeps) {
     this.#d = deps;
     this.#clientKey = deps.store.clientKey;
+    this.#pool =
+      deps.settings.leaseHoldMs > 0
+        ? new LeasePool({ store: deps.store, wakeups: deps.wakeups, settings: deps.settings, logger: deps.logger, inFlightLimit: deps.inFlightLimit, fingerprint: deps.fingerprint })
+        : null;
   }
 
   async acquire(signal?: AbortSignal): Promise<TokenLease> {
+    const pool = this.#pool;
+    if (pool === null) return this.#acquire(signal, null);
+    const lease = pool.take();
+    if (lease) return this.#pooled(pool, lease);
+    pool.waiting += 1;
+    try {
+      return await this.#acquire(signal, pool);
+    } finally {
+      pool.waiting -= 1;
+    }
+  }
+
+  async #acquire(signal: AbortSignal | undefined, pool: LeasePool | null): Promise<TokenLease> {
     const { store, wakeups, settings } = this.#d;
     const channel = store.keys.channel;
     const leaseId = `${processTag}.${++leaseSeq}`;
@@ -60,11 +80,23 @@ export class RedisTokenProvider implements TokenProvider {
     let waited = false;
     for (;;) {
       if (signal?.aborted) throw new AbortedError({ route: TOKEN_ROUTE, cause: signal.reason });
+      const idle = pool?.take();
+      if (idle) {
+        if (waited) this.#d.metrics.gateWaitMs(Date.now() - started);
+        return this.#pooled(pool!, idle);
+      }
       const gateGeneration = wakeups.generation(channel, GATE_KINDS);
       const limitGeneration = wakeups.generation(channel, LIMIT_KINDS);
-      const r = await store.acquire(leaseId, settings.requestTimeoutMs, this.#d.inFlightLimit, this.#d.fingerprint);
+      const r = pool ? await pool.fill() : await store.acquire(leaseId, settings.requestTimeoutMs, this.#d.inFlightLimit, this.#d.fingerprint);
       if (r.kind === 'ok') {
         if (waited) this.#d.metrics.gateWaitMs(Date.now() - started);
+        if ('lease' in r) {
+          if (signal?.aborted) {
+            pool?.giveBack(r.lease);
+            throw new AbortedError({ route: TOKEN_ROUTE, cause: signal.reason });
+          }
+          return this.#pooled(pool!, r.lease);
+        }
         return this.#lease(leaseId, r.token, r.version);
       }
       if (r.kind === 'failed') {
@@ -94,6 +126,7 @@ export class RedisTokenProvider implements TokenProvider {
   async rejected(lease: TokenLease, reason: AuthRejectReason, signal?: AbortSignal): Promise<void> {
     const { store, wakeups, settings } = this.#d;
     this.#d.metrics.unauthorized(reason);
+    this.#pool?.refused(lease.version);
     const channel = store.keys.channel;
     const started = Date.now();
     const deadline = started + settings.acquireTimeoutMs;
@@ -130,6 +163,26 @@ export class RedisTokenProvider implements TokenProvider {
         await store.release(leaseId);
       },
     };
+  }
+
+  #pooled(pool: LeasePool, lease: PooledLease): TokenLease {
+    let released = false;
+    return {
+      token: lease.token,
+      version: lease.version,
+      release: () => {
+        if (!released) {
+          released = true;
+          pool.giveBack(lease);
+        }
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** Gives the pool's idle leases back and stops renewing (the others go back as their requests end). */
+  async close(): Promise<void> {
+    await this.#pool?.close();
   }
 
   /** Enqueues a rotation, at most once per ASK_AGAIN_MS per (reason, version) in this process. */

@@ -6,10 +6,15 @@ import { LuaScript, NOW_MS } from '../redis/script.js';
  */
 
 /**
- * acquire. KEYS: token, gate, leases, limitWait, failure. ARGV: leaseId, leaseTtlMs, limit, secretFingerprint.
+ * acquire. KEYS: token, gate, leases, limitWait, failure.
+ * ARGV: leaseId, leaseTtlMs, limit, secretFingerprint[, want, need, channel].
+ * Takes up to `want` leases (default 1) in one step: `leaseId` itself when one, else `leaseId.1` .. `leaseId.n`
+ * (a process's lease pool), as many as the in-flight limit leaves. When fewer than `need` (default 1) are left,
+ * a waiter is marked (limitWait) and, with a channel, 'limited' is published so pools hand back idle leases.
  * A token within its lease floor (`leaseFloor` ms of life left, stored with it) is not leased: it counts as
  * missing, so the caller asks for a rotation and waits. A lease lives `leaseTtlMs`, never past the token's expiry.
- * -> {'ok', token, version} | {'gate'} | {'limit'} | {'missing'} | {'failed', reason, failures, nextAttemptAt}
+ * -> {'ok', token, version, granted, now, expiresAt, leaseFloor} | {'gate'} | {'limit'} | {'missing'}
+ *    | {'failed', reason, failures, nextAttemptAt}
  */
 export const ACQUIRE = new LuaScript(
   `${NOW_MS}
@@ -25,25 +30,69 @@ if not t[1] or not exp or exp - (tonumber(t[4]) or 0) <= now then
   return {'missing'}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[3]) then
+local want = tonumber(ARGV[5]) or 1
+local need = tonumber(ARGV[6]) or 1
+local free = tonumber(ARGV[3]) - redis.call('ZCARD', KEYS[3])
+local n = math.min(want, free)
+if n < need then
   redis.call('SET', KEYS[4], '1', 'PX', 1000)
-  return {'limit'}
+  if ARGV[7] then redis.call('PUBLISH', ARGV[7], 'limited') end
 end
+if n < 1 then return {'limit'} end
 local ttl = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[3], math.min(now + ttl, exp), ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ttl)
-return {'ok', t[1], t[2]}`,
+local score = math.min(now + ttl, exp)
+if want == 1 then
+  redis.call('ZADD', KEYS[3], score, ARGV[1])
+else
+  for i = 1, n do redis.call('ZADD', KEYS[3], score, ARGV[1] .. '.' .. i) end
+end
+if redis.call('PTTL', KEYS[3]) < score - now then redis.call('PEXPIRE', KEYS[3], score - now) end
+return {'ok', t[1], t[2], n, now, exp, tonumber(t[4]) or 0}`,
   { numKeys: 5 },
 );
 
-/** release. KEYS: leases, gate, limitWait. ARGV: leaseId, channel. Publishes only when someone listens for it. */
+/**
+ * release. KEYS: leases, gate, limitWait. ARGV: channel, leaseId... Publishes 'released' only when someone listens
+ * for it (a rotation draining, or a waiter under the in-flight limit).
+ */
 export const RELEASE = new LuaScript(
-  `local removed = redis.call('ZREM', KEYS[1], ARGV[1])
+  `local removed = redis.call('ZREM', KEYS[1], unpack(ARGV, 2))
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
-  redis.call('PUBLISH', ARGV[2], 'released')
+  redis.call('PUBLISH', ARGV[1], 'released')
 end
 return removed`,
   { numKeys: 3 },
+);
+
+/**
+ * renew a pool's leases. KEYS: token, gate, leases, limitWait. ARGV: leaseTtlMs, version, channel, nRenew, leaseId...:
+ * the first `nRenew` ids get a new expiry (never past the token's), the rest are released. Nothing is renewed while
+ * the gate is closed or when the token is no longer `version` or within its lease floor.
+ * -> {'ok', now, expiresAt, leaseFloor, lostId...} (lost: expired before the renewal) | {'gate'} | {'stale'}
+ */
+export const RENEW = new LuaScript(
+  `${NOW_MS}
+local nRenew = tonumber(ARGV[4])
+local released = 0
+for i = 5 + nRenew, #ARGV do released = released + redis.call('ZREM', KEYS[3], ARGV[i]) end
+if released > 0 and (redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[4]) == 1) then
+  redis.call('PUBLISH', ARGV[3], 'released')
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'gate'} end
+local t = redis.call('HMGET', KEYS[1], 'version', 'expiresAt', 'leaseFloor')
+local exp = tonumber(t[2])
+local floor = tonumber(t[3]) or 0
+if t[1] ~= ARGV[2] or not exp or exp - floor <= now then return {'stale'} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local ttl = tonumber(ARGV[1])
+local score = math.min(now + ttl, exp)
+local out = {'ok', now, exp, floor}
+for i = 5, 4 + nRenew do
+  if redis.call('ZSCORE', KEYS[3], ARGV[i]) then redis.call('ZADD', KEYS[3], score, ARGV[i]) else out[#out + 1] = ARGV[i] end
+end
+if redis.call('PTTL', KEYS[3]) < score - now then redis.call('PEXPIRE', KEYS[3], score - now) end
+return out`,
+  { numKeys: 4 },
 );
 
 /**
@@ -62,10 +111,14 @@ return {tostring(now), t[1] or '', t[2] or '', t[3] or '', tostring(has), tostri
   { numKeys: 4 },
 );
 
-/** close the gate. KEYS: gate, leases. ARGV: owner, ttlMs. -> leases in flight. */
+/**
+ * close the gate. KEYS: gate, leases. ARGV: owner, ttlMs, channel. Publishes 'closing' (lease pools hand back
+ * their idle leases at once and stop handing out). -> leases in flight.
+ */
 export const CLOSE_GATE = new LuaScript(
   `${NOW_MS}
 redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], 'closing')
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 return redis.call('ZCARD', KEYS[2])`,
   { numKeys: 2 },

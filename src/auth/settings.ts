@@ -2,8 +2,12 @@ import { z } from 'zod';
 
 /**
  * Tunables of the token protocol. Every bound the protocol promises is derived from these:
- * - a lease lives `requestTimeoutMs` (a request that outlives it no longer holds back a rotation);
- * - the refresher waits at most `drainBoundMs` for leases before rotating anyway;
+ * - a lease lives `requestTimeoutMs` (a request that outlives it no longer holds back a rotation); a pooled lease
+ *   (taken ahead by a process's lease pool) is handed out for at most `leaseHoldMs` after it was taken or renewed
+ *   and lives `requestTimeoutMs` beyond that;
+ * - the refresher waits at most `drainBoundMs` (default `requestTimeoutMs + leaseHoldMs`) for leases before
+ *   rotating anyway, so a request handed a pooled lease just before the gate closed (its process not told yet)
+ *   still ends within the drain;
  * - the gate lives `drainBoundMs + tokenCallTimeoutMs + 500` (the 500 ms for storing the new token), so a
  *   refresher that dies with the gate closed stalls nobody for longer than that;
  * - the refresh lock lives a little longer than the gate (`lockSlackMs`).
@@ -13,7 +17,12 @@ export const authSettingsSchema = z
   .object({
     /** Upper bound of one request to the service (one attempt): the lease's time to live. */
     requestTimeoutMs: z.number().int().min(50).default(20_000),
-    /** How long a rotation waits for requests in flight before it rotates anyway (default: requestTimeoutMs). */
+    /**
+     * How long a process's lease pool may hand out a lease after taking or renewing it (0: no pool, one lease
+     * script per request and one per release). Default: a quarter of requestTimeoutMs, at most 1 s.
+     */
+    leaseHoldMs: z.number().int().min(0).optional(),
+    /** How long a rotation waits for requests in flight before it rotates anyway (default: requestTimeoutMs + leaseHoldMs). */
     drainBoundMs: z.number().int().min(0).optional(),
     /** Timeout of the token endpoint call. */
     tokenCallTimeoutMs: z.number().int().min(50).default(10_000),
@@ -40,6 +49,9 @@ export const authSettingsSchema = z
   })
   .strict();
 
+/** The default lease hold at most (production: 20 s requests, so 1 s). */
+const MAX_DEFAULT_HOLD_MS = 1_000;
+
 /** Time the gate allows, beyond the drain and the token call, for storing the new token. */
 const GATE_STORE_SLACK_MS = 500;
 
@@ -47,6 +59,7 @@ export type AuthSettingsInput = z.input<typeof authSettingsSchema>;
 
 export interface AuthSettings {
   readonly requestTimeoutMs: number;
+  readonly leaseHoldMs: number;
   readonly drainBoundMs: number;
   readonly tokenCallTimeoutMs: number;
   readonly gateTtlMs: number;
@@ -65,11 +78,13 @@ export interface AuthSettings {
 /** Validates the settings and fills in the derived bounds. */
 export function resolveAuthSettings(input: AuthSettingsInput = {}): AuthSettings {
   const s = authSettingsSchema.parse(input);
-  const drainBoundMs = s.drainBoundMs ?? s.requestTimeoutMs;
+  const leaseHoldMs = s.leaseHoldMs ?? Math.min(MAX_DEFAULT_HOLD_MS, Math.floor(s.requestTimeoutMs / 4));
+  const drainBoundMs = s.drainBoundMs ?? s.requestTimeoutMs + leaseHoldMs;
   const gateTtlMs = drainBoundMs + s.tokenCallTimeoutMs + GATE_STORE_SLACK_MS;
   const lockTtlMs = gateTtlMs + s.lockSlackMs;
   return Object.freeze({
     requestTimeoutMs: s.requestTimeoutMs,
+    leaseHoldMs,
     drainBoundMs,
     tokenCallTimeoutMs: s.tokenCallTimeoutMs,
     gateTtlMs,

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { authKeys, type AuthKeys } from './keys.js';
-import { ACQUIRE, CLOSE_GATE, LEASE_COUNT, OPEN_GATE, RECORD_FAILURE, RELEASE, STATE, STORE } from './scripts.js';
+import { ACQUIRE, CLOSE_GATE, LEASE_COUNT, OPEN_GATE, RECORD_FAILURE, RELEASE, RENEW, STATE, STORE } from './scripts.js';
 
 /** A client's failure state: the token endpoint refused its credentials. */
 export interface AuthFailure {
@@ -47,10 +47,18 @@ export type AcquireResult =
   | { kind: 'gate' | 'limit' | 'missing' }
   | { kind: 'failed'; reason: string; failures: number; nextAttemptAt: number };
 
+/** Leases taken in one step (a lease pool's fill), with the token's terms on Redis's clock. */
+export type AcquireManyResult =
+  | { kind: 'ok'; token: string; version: number; leaseIds: string[]; now: number; expiresAt: number; leaseFloorMs: number }
+  | Exclude<AcquireResult, { kind: 'ok' }>;
+
+/** A renewal of a pool's leases: until when they may be handed out, and which had expired already. */
+export type RenewResult = { kind: 'ok'; now: number; expiresAt: number; leaseFloorMs: number; lost: string[] } | { kind: 'gate' | 'stale' };
+
 const intText = z.string().regex(/^-?\d+$/).transform(Number);
 const optInt = z.union([z.literal('').transform(() => null), intText]);
 const acquireReply = z.union([
-  z.tuple([z.literal('ok'), z.string(), intText]),
+  z.tuple([z.literal('ok'), z.string(), intText, z.number().int().positive(), z.number().int(), z.number().int(), z.number().int()]),
   z.tuple([z.enum(['gate', 'limit', 'missing'])]),
   z.tuple([z.literal('failed'), z.string(), intText, intText]),
 ]);
@@ -58,6 +66,10 @@ const stateReply = z.tuple([intText, optInt, optInt, optInt, intText, intText, i
 const storeReply = z.union([z.tuple([z.number().int().positive(), z.number().int()]), z.tuple([z.literal(-1)]), z.tuple([z.literal(-2), z.string()])]);
 const failureReply = z.tuple([z.number().int(), z.number().int()]);
 const count = z.number().int().min(0);
+const renewReply = z.union([
+  z.tuple([z.literal('ok'), z.number().int(), z.number().int(), z.number().int()]).rest(z.string()),
+  z.tuple([z.enum(['gate', 'stale'])]),
+]);
 
 /** Typed access to one client's protocol keys. Every method is one round trip. */
 export class ClientAuthStore {
@@ -71,12 +83,23 @@ export class ClientAuthStore {
   }
 
   async acquire(leaseId: string, leaseTtlMs: number, limit: number, fingerprint: string): Promise<AcquireResult> {
+    const r = await this.acquireMany(leaseId, 1, 1, leaseTtlMs, limit, fingerprint);
+    return r.kind === 'ok' ? { kind: 'ok', token: r.token, version: r.version } : r;
+  }
+
+  /**
+   * Takes up to `want` leases in one step (ids `${idBase}.1`.. when more than one, else `idBase`), as many as the
+   * in-flight limit leaves; fewer than `need` marks a waiter and tells the pools ('limited').
+   */
+  async acquireMany(idBase: string, want: number, need: number, leaseTtlMs: number, limit: number, fingerprint: string): Promise<AcquireManyResult> {
     const k = this.keys;
-    const raw = await ACQUIRE.run(this.redis, [k.token, k.gate, k.leases, k.limitWait, k.failure], [leaseId, leaseTtlMs, limit, fingerprint]);
-    const r = acquireReply.parse(raw);
+    const args = want === 1 && need === 1 ? [idBase, leaseTtlMs, limit, fingerprint] : [idBase, leaseTtlMs, limit, fingerprint, want, need, k.channel];
+    const r = acquireReply.parse(await ACQUIRE.run(this.redis, [k.token, k.gate, k.leases, k.limitWait, k.failure], args));
     switch (r[0]) {
-      case 'ok':
-        return { kind: 'ok', token: r[1], version: r[2] };
+      case 'ok': {
+        const leaseIds = want === 1 ? [idBase] : Array.from({ length: r[3] }, (_, i) => `${idBase}.${i + 1}`);
+        return { kind: 'ok', token: r[1], version: r[2], leaseIds, now: r[4], expiresAt: r[5], leaseFloorMs: r[6] };
+      }
       case 'failed':
         return { kind: 'failed', reason: r[1], failures: r[2], nextAttemptAt: r[3] };
       default:
@@ -84,9 +107,21 @@ export class ClientAuthStore {
     }
   }
 
-  async release(leaseId: string): Promise<void> {
+  /** Releases leases in one step (publishes 'released' when a rotation drains or a waiter is under the limit). */
+  async release(...leaseIds: string[]): Promise<void> {
+    if (leaseIds.length === 0) return;
     const k = this.keys;
-    await RELEASE.run(this.redis, [k.leases, k.gate, k.limitWait], [leaseId, k.channel]);
+    await RELEASE.run(this.redis, [k.leases, k.gate, k.limitWait], [k.channel, ...leaseIds]);
+  }
+
+  /** Renews `renew` (a pool's leases of token `version`) to live `leaseTtlMs` more, and releases `release`. */
+  async renew(renew: readonly string[], release: readonly string[], leaseTtlMs: number, version: number): Promise<RenewResult> {
+    const k = this.keys;
+    const raw = await RENEW.run(this.redis, [k.token, k.gate, k.leases, k.limitWait], [leaseTtlMs, version, k.channel, renew.length, ...renew, ...release]);
+    const r = renewReply.parse(raw);
+    if (r[0] !== 'ok') return { kind: r[0] };
+    const [, now, expiresAt, leaseFloorMs, ...lost] = r;
+    return { kind: 'ok', now, expiresAt, leaseFloorMs, lost };
   }
 
   async state(): Promise<AuthState> {
@@ -125,7 +160,7 @@ export class ClientAuthStore {
 
   /** Closes the gate for `ttlMs`; returns the leases in flight. */
   async closeGate(owner: string, ttlMs: number): Promise<number> {
-    return count.parse(await CLOSE_GATE.run(this.redis, [this.keys.gate, this.keys.leases], [owner, ttlMs]));
+    return count.parse(await CLOSE_GATE.run(this.redis, [this.keys.gate, this.keys.leases], [owner, ttlMs, this.keys.channel]));
   }
 
   async leaseCount(): Promise<number> {

@@ -1,9 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 
-/** The messages of a client's channel. */
-export type WakeKind = 'rotated' | 'opened' | 'released' | 'failed';
-const KINDS: ReadonlySet<string> = new Set<WakeKind>(['rotated', 'opened', 'released', 'failed']);
+/**
+ * The messages of a client's channel. 'closing': a rotation closed the gate and drains; 'limited': a request found
+ * the in-flight limit reached (lease pools hand back their idle leases on either).
+ */
+export type WakeKind = 'rotated' | 'opened' | 'released' | 'failed' | 'closing' | 'limited';
+const KINDS: ReadonlySet<string> = new Set<WakeKind>(['rotated', 'opened', 'released', 'failed', 'closing', 'limited']);
 
 interface Waiter {
   kinds: readonly WakeKind[];
@@ -16,6 +19,7 @@ interface ChannelState {
   /** Messages seen per kind: a waiter that read the state at generation g and finds g moved retries at once. */
   seen: Record<WakeKind, number>;
   waiters: Set<Waiter>;
+  listeners: Set<(kind: WakeKind) => void>;
 }
 
 /**
@@ -42,7 +46,7 @@ export class AuthWakeups {
   #state(channel: string): ChannelState {
     let s = this.#channels.get(channel);
     if (!s) {
-      s = { subscribed: null, ready: false, seen: { rotated: 0, opened: 0, released: 0, failed: 0 }, waiters: new Set() };
+      s = { subscribed: null, ready: false, seen: { rotated: 0, opened: 0, released: 0, failed: 0, closing: 0, limited: 0 }, waiters: new Set(), listeners: new Set() };
       this.#channels.set(channel, s);
     }
     return s;
@@ -71,6 +75,26 @@ export class AuthWakeups {
 
   isReady(channel: string): boolean {
     return this.#channels.get(channel)?.ready ?? false;
+  }
+
+  /**
+   * Subscribed to `channel` and connected now: its messages arrive (a lease pool hands out leases only then; a
+   * message missed while disconnected is covered by the leases' bounded life).
+   */
+  isLive(channel: string): boolean {
+    return !this.#closed && this.#sub.status === 'ready' && this.isReady(channel);
+  }
+
+  /** Calls `fn` on every message of `channel` (and every poke); returns the unsubscribe function. */
+  listen(channel: string, fn: (kind: WakeKind) => void): () => void {
+    const listeners = this.#state(channel).listeners;
+    listeners.add(fn);
+    return () => listeners.delete(fn);
+  }
+
+  /** Delivers `kind` to this process's waiters of `channel` as if it came from Redis (a lease back in a pool). */
+  poke(channel: string, kind: WakeKind): void {
+    this.#dispatch(channel, kind);
   }
 
   /** How many messages of `kinds` the channel has had so far (see `wait`'s `sinceGeneration`). */
@@ -117,6 +141,7 @@ export class AuthWakeups {
     const kind = message as WakeKind;
     s.seen[kind] += 1;
     for (const w of [...s.waiters]) if (w.kinds.includes(kind)) w.wake(kind);
+    for (const fn of s.listeners) fn(kind);
   }
 
   async close(): Promise<void> {

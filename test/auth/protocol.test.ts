@@ -65,8 +65,8 @@ const settle = async <T>(p: Promise<T>): Promise<'pending' | 'settled'> =>
   Promise.race([p.then(() => 'settled' as const, () => 'settled' as const), sleep(300).then(() => 'pending' as const)]);
 
 describe('leases', () => {
-  it('take one round trip each way, carry the stored token and version, and count against the in-flight limit', async () => {
-    const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000 });
+  it('without a lease pool (leaseHoldMs 0), take one round trip each way, carry the stored token and version, and count against the in-flight limit', async () => {
+    const { rig: r, prefix } = await rig({ requestTimeoutMs: 10_000, leaseHoldMs: 0 });
     await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider: TokenProvider = r.auth.providerFor(tenant('t1', 'c1', 's', 3));
 
@@ -100,7 +100,7 @@ describe('leases', () => {
   });
 
   it('expire on their own, so a request that never released does not hold the limit', async () => {
-    const { rig: r, prefix } = await rig({ requestTimeoutMs: 200 });
+    const { rig: r, prefix } = await rig({ requestTimeoutMs: 200, leaseHoldMs: 0 });
     await seed(r.redis, prefix, C1, 'tok-1', Date.now() + 60_000);
     const provider = r.auth.providerFor(tenant('t1', 'c1', 's', 1));
     await provider.acquire(); // never released (a crashed process)

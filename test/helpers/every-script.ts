@@ -59,6 +59,10 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await auth.openGate('owner');
   await auth.acquire('lease-1', 5_000, 10, 'fp');
   await auth.release('lease-1');
+  const pooled = await auth.acquireMany('pool-1', 3, 1, 5_000, 10, 'fp');
+  const pooledIds = pooled.kind === 'ok' ? pooled.leaseIds : [];
+  await auth.renew(pooledIds.slice(1), pooledIds.slice(0, 1), 5_000, 2);
+  await auth.release(...pooledIds);
   await auth.state();
 
   const number = '+966501234567';
