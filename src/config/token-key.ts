@@ -1,6 +1,6 @@
 /**
  * PLATFORM_TOKEN_KEY's form (32 bytes as 64 hex digits or as base64 / base64url), read here so a bad key is
- * refused at load with every other setting; src/platforms/xero/cipher.ts derives its subkeys from the result.
+ * refused at load with every other setting; src/platforms/oauth/cipher.ts derives its subkeys from the result.
  */
 export const TOKEN_KEY_RULE = 'must be 32 random bytes written as 64 hex digits or 44 base64 characters (e.g. `openssl rand -base64 32`)';
 

@@ -7,8 +7,8 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { ClientAuthStore } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
-import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
-import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
+import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
+import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { RedisLock } from '../../src/redis/lock.js';
 import { createStateStores } from '../../src/state/index.js';
 
@@ -82,5 +82,10 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   const limiter = new XeroRateLimiter(redis, p, connection, app);
   await (await limiter.acquire()).release();
   await limiter.block('minute', 1_000);
+  const realm = new PlatformTokenStore(redis, p, 'quickbooks', connection);
+  await realm.seed('fp', { cur: 'x', rotations: 0 });
+  await realm.commitAt(1, { cur: 'y', rotations: 1 });
+  const realmLimiter = new QuickBooksRateLimiter(redis, p, connection);
+  await (await realmLimiter.acquire()).release();
 }
 

@@ -8,8 +8,8 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
-import { XeroRateLimiter } from '../../src/platforms/xero/rate-limiter.js';
-import { XeroTokenStore } from '../../src/platforms/xero/token-store.js';
+import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
+import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { clientDigest, keyBase, legacyKey, queuePrefix, tenantKey } from '../../src/redis/keys.js';
 import { createStateStores } from '../../src/state/index.js';
 import { TenantFlags } from '../../src/state/flags.js';
@@ -144,6 +144,27 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
         `${b}:xero:app:{app-1}:org:org-1:inflight`,
         `${b}:xero:app:{app-1}:org:org-1:minute`,
         `${b}:xero:{org-1}:oauth`,
+      ].sort(),
+    );
+    await lease.release();
+  });
+
+  it('QuickBooks: the tokens and limits of a company, all under its realm tag', async () => {
+    const p = testPrefix();
+    const b = keyBase(p);
+    const tokens = new PlatformTokenStore(redis, p, 'quickbooks', '9130346988751236');
+    expect([tokens.key, tokens.lockKey]).toEqual([`${b}:quickbooks:{9130346988751236}:oauth`, `${b}:quickbooks:{9130346988751236}:oauth-lock`]);
+    await tokens.seed('fp', { cur: 'x', rotations: 0 });
+    const limiter = new QuickBooksRateLimiter(redis, p, '9130346988751236');
+    const lease = await limiter.acquire();
+    for (const scope of ['minute', 'concurrent'] as const) await limiter.block(scope, 60_000);
+    expect(await keysUnder(p)).toEqual(
+      [
+        `${b}:quickbooks:{9130346988751236}:limit:block:concurrent`,
+        `${b}:quickbooks:{9130346988751236}:limit:block:minute`,
+        `${b}:quickbooks:{9130346988751236}:limit:inflight`,
+        `${b}:quickbooks:{9130346988751236}:limit:minute`,
+        `${b}:quickbooks:{9130346988751236}:oauth`,
       ].sort(),
     );
     await lease.release();

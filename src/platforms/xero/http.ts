@@ -9,8 +9,8 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import type { AccessToken, XeroAuth } from './oauth.js';
-import { describe, type LimitScope, type XeroRateLimiter } from './rate-limiter.js';
+import type { AccessToken, PlatformAuth } from '../oauth/oauth.js';
+import { describe, retryAfterMs, type LimitScope, type PlatformRateLimiter } from '../oauth/rate-limiter.js';
 
 export interface XeroHttpSettings {
   /** Whole request (headers and body) deadline. Default 20 s. */
@@ -34,8 +34,8 @@ export const DEFAULT_HTTP_SETTINGS: XeroHttpSettings = {
 export interface XeroHttpOptions {
   apiUrl: string;
   xeroTenantId: string;
-  auth: XeroAuth;
-  limiter: XeroRateLimiter;
+  auth: PlatformAuth;
+  limiter: PlatformRateLimiter;
   dispatcher: Dispatcher;
   settings?: Partial<XeroHttpSettings>;
   logger?: Logger;
@@ -50,14 +50,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 export class XeroHttp {

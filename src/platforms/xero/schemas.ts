@@ -128,13 +128,3 @@ export function parseListing(body: unknown, key: string): { ok: true; listing: L
   if (!items.success) return { ok: false, reason: `the response has no ${key} array` };
   return { ok: true, listing: { items: items.data, pagination: envelope.data.pagination ?? undefined } };
 }
-
-/** The token endpoint's answer (OAuth 2.0, RFC 6749 section 5.1). */
-export const tokenResponseSchema = z.object({
-  access_token: z.string().min(1),
-  refresh_token: z.string().min(1),
-  expires_in: z.coerce.number().int().positive(),
-  token_type: z.string().optional(),
-});
-
-export const tokenErrorSchema = z.looseObject({ error: z.string(), error_description: z.string().optional() });

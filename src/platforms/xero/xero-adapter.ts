@@ -19,13 +19,13 @@ import { Agent } from 'undici';
 import type { Secret } from '../../config/secret.js';
 import type { Entity } from '../../glossary.js';
 import { compareCursor, PlatformError, type BadRecord, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
-import { TokenCipher } from './cipher.js';
+import { TokenCipher } from '../oauth/cipher.js';
+import { PlatformAuth, XERO_OAUTH, type PlatformAuthHooks, type PlatformAuthSettings } from '../oauth/oauth.js';
+import { XeroRateLimiter, type PlatformLimits } from '../oauth/rate-limiter.js';
 import { ifModifiedSince } from './dates.js';
 import { XeroHttp, type XeroHttpSettings } from './http.js';
 import { mapXeroItem, type ItemPosition } from './mapping.js';
-import { XeroAuth, type XeroAuthHooks, type XeroAuthSettings } from './oauth.js';
 import { decodeXeroToken, encodeXeroToken, type XeroPosition } from './page-token.js';
-import { XeroRateLimiter, type XeroLimits } from './rate-limiter.js';
 import { parseListing, XERO_COLLECTION } from './schemas.js';
 
 export interface XeroAdapterOptions {
@@ -43,9 +43,9 @@ export interface XeroAdapterOptions {
   tokenUrl: string;
   logger?: Logger;
   http?: Partial<XeroHttpSettings> & { connectTimeoutMs?: number };
-  auth?: Partial<XeroAuthSettings>;
-  limits?: Partial<XeroLimits>;
-  hooks?: XeroAuthHooks;
+  auth?: Partial<PlatformAuthSettings>;
+  limits?: Partial<PlatformLimits>;
+  hooks?: PlatformAuthHooks;
 }
 
 export const DEFAULT_XERO_PAGE_SIZE = 100;
@@ -57,7 +57,7 @@ const IDS_PER_CALL = 50;
 
 export class XeroAdapter implements PlatformAdapter {
   readonly kind = 'xero';
-  readonly auth: XeroAuth;
+  readonly auth: PlatformAuth;
   readonly limiter: XeroRateLimiter;
   private readonly http: XeroHttp;
   private readonly agent: Agent;
@@ -71,7 +71,8 @@ export class XeroAdapter implements PlatformAdapter {
       connections: 16,
       connect: { timeout: options.http?.connectTimeoutMs ?? 5_000 },
     });
-    this.auth = new XeroAuth({
+    this.auth = new PlatformAuth({
+      platform: XERO_OAUTH,
       redis: options.redis,
       prefix: options.prefix,
       connection: options.xeroTenantId,

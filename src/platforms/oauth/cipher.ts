@@ -1,5 +1,5 @@
 /**
- * Encryption at rest of Xero refresh and access tokens: AES-256-GCM with a 32-byte key from the environment
+ * Encryption at rest of platform refresh and access tokens (Xero, QuickBooks): AES-256-GCM with a 32-byte key from the environment
  * (PLATFORM_TOKEN_KEY, base64 or hex). Two subkeys are derived with HKDF: one encrypts, one makes fingerprints
  * (HMAC-SHA256) that let us tell whether the tenants file's refresh token changed without storing the token.
  * Each ciphertext is bound to its connection and purpose (GCM's additional data), so a value copied to another
@@ -21,6 +21,7 @@ export class TokenCipher {
 
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('the token key must be 32 bytes');
+    // The labels say xero because Xero came first; they stay, so tokens stored before QuickBooks still decrypt.
     this.#enc = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'collections-sync xero token encryption', 32));
     this.#mac = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'collections-sync xero token fingerprint', 32));
   }

@@ -1,6 +1,7 @@
 /**
- * Xero's limits, kept in Redis so every process of the fleet shares them: per connection (Xero tenant) at most
- * 5 calls in flight, 60 per minute and 5,000 per day; per app 10,000 per minute.
+ * A platform's API limits, kept in Redis so every process of the fleet shares them, given as parameters: Xero's per
+ * connection (organisation) 5 calls in flight, 60 per minute and 5,000 per day, and per app 10,000 per minute;
+ * QuickBooks' per company (realm) 10 in flight and 500 per minute (no daily or app limit: 0 turns one off).
  *
  * - In flight: a sorted set of leases scored by their expiry, so a crashed process's lease frees itself.
  * - Per minute: a sliding log (a sorted set of call times over the last 60 s).
@@ -11,16 +12,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { clientKey } from '../../redis/keys.js';
+import { clientKey, connectionKey } from '../../redis/keys.js';
 import { LuaScript, NOW_MS } from '../../redis/script.js';
 import { PlatformRateLimitedError } from '../types.js';
 
 export type LimitScope = 'minute' | 'day' | 'concurrent' | 'app';
 
-export interface XeroLimits {
+export interface PlatformLimits {
   concurrent: number;
   perMinute: number;
+  /** 0: no daily limit. */
   perDay: number;
+  /** 0: no app-wide limit. */
   appPerMinute: number;
   /** A lease frees itself after this long (longer than any one request). */
   leaseMs: number;
@@ -30,11 +33,21 @@ export interface XeroLimits {
   dayBlockMs: number;
 }
 
-export const XERO_LIMITS: XeroLimits = {
+export const XERO_LIMITS: PlatformLimits = {
   concurrent: 5,
   perMinute: 60,
   perDay: 5_000,
   appPerMinute: 10_000,
+  leaseMs: 60_000,
+  concurrentWaitMs: 30_000,
+  dayBlockMs: 15 * 60_000,
+};
+
+export const QUICKBOOKS_LIMITS: PlatformLimits = {
+  concurrent: 10,
+  perMinute: 500,
+  perDay: 0,
+  appPerMinute: 0,
   leaseMs: 60_000,
   concurrentWaitMs: 30_000,
   dayBlockMs: 15 * 60_000,
@@ -51,8 +64,10 @@ for i = 5, 8 do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl > 0 then return {0, ttl, scopes[i - 4]} end
 end
+local perDay = tonumber(ARGV[5])
+local appLimit = tonumber(ARGV[6])
 local day = tonumber(redis.call('GET', KEYS[3]) or '0')
-if day >= tonumber(ARGV[5]) then
+if perDay > 0 and day >= perDay then
   local ttl = redis.call('PTTL', KEYS[3])
   if ttl < 0 then ttl = 60000 end
   return {0, ttl, 'day'}
@@ -61,7 +76,7 @@ local window = math.floor(now / 60000)
 local appWindow = tonumber(redis.call('HGET', KEYS[4], 'w') or '-1')
 local appCount = 0
 if appWindow == window then appCount = tonumber(redis.call('HGET', KEYS[4], 'n') or '0') end
-if appCount >= tonumber(ARGV[6]) then return {0, (window + 1) * 60000 - now, 'app'} end
+if appLimit > 0 and appCount >= appLimit then return {0, (window + 1) * 60000 - now, 'app'} end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
@@ -78,13 +93,15 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
 redis.call('ZADD', KEYS[2], now, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], 61000)
-if redis.call('INCR', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], 86400000) end
-if appWindow ~= window then
-  redis.call('HSET', KEYS[4], 'w', window, 'n', 1)
-else
-  redis.call('HINCRBY', KEYS[4], 'n', 1)
+if perDay > 0 and redis.call('INCR', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], 86400000) end
+if appLimit > 0 then
+  if appWindow ~= window then
+    redis.call('HSET', KEYS[4], 'w', window, 'n', 1)
+  else
+    redis.call('HINCRBY', KEYS[4], 'n', 1)
+  end
+  redis.call('PEXPIRE', KEYS[4], 120000)
 end
-redis.call('PEXPIRE', KEYS[4], 120000)
 return {1, 0, ''}
 `, { numKeys: 8 });
 
@@ -101,23 +118,28 @@ export interface Lease {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export class XeroRateLimiter {
-  readonly limits: XeroLimits;
+/**
+ * Where one connection's limits live: `conn(...parts)` for the connection's, `app(part)` for its app's. The script
+ * reads both at once, so they must share one hash tag.
+ */
+export interface LimitKeys {
+  conn: (...parts: string[]) => string;
+  app: (part: string) => string;
+}
+
+export class PlatformRateLimiter {
+  readonly limits: PlatformLimits;
   private readonly keys: string[];
   private readonly blockKeys: Record<LimitScope, string>;
 
   constructor(
     private readonly redis: Redis,
-    prefix: string,
-    connection: string,
-    clientId: string,
-    limits: Partial<XeroLimits> = {},
+    /** For messages: `xero`, `quickbooks`. */
+    private readonly name: string,
+    { conn, app }: LimitKeys,
+    limits: PlatformLimits,
   ) {
-    this.limits = { ...XERO_LIMITS, ...limits };
-    // The script takes a connection's limits and its app's together: one slot, so a connection's limit keys carry
-    // its app's hash tag (they are short-lived counters; the connection's tokens keep a tag of their own).
-    const conn = (...parts: string[]): string => clientKey(prefix, clientId, ['xero', 'app'], 'org', connection, ...parts);
-    const app = (part: string): string => clientKey(prefix, clientId, ['xero', 'app'], part);
+    this.limits = limits;
     this.blockKeys = { minute: conn('block', 'minute'), day: conn('block', 'day'), concurrent: conn('block', 'concurrent'), app: app('block') };
     this.keys = [conn('inflight'), conn('minute'), conn('day'), app('minute'), this.blockKeys.minute, this.blockKeys.day, this.blockKeys.concurrent, this.blockKeys.app];
   }
@@ -142,7 +164,7 @@ export class XeroRateLimiter {
         continue;
       }
       const s = (['minute', 'day', 'concurrent', 'app'] as const).find((x) => x === scope) ?? 'minute';
-      throw new PlatformRateLimitedError(s, s === 'concurrent' ? Math.min(waitMs, 1_000) : waitMs, `xero: ${describe(s)} limit reached; retry in ${Math.ceil(waitMs / 1000)} s`);
+      throw new PlatformRateLimitedError(s, s === 'concurrent' ? Math.min(waitMs, 1_000) : waitMs, `${this.name}: ${describe(s)} limit reached; retry in ${Math.ceil(waitMs / 1000)} s`);
     }
   }
 
@@ -152,7 +174,7 @@ export class XeroRateLimiter {
     await BLOCK.run(this.redis, [this.blockKeys[scope]], [String(Math.ceil(ms))]);
   }
 
-  /** Reads Xero's `X-...-Remaining` headers and blocks a limit it reports as spent. */
+  /** Reads Xero's `X-...-Remaining` headers and blocks a limit it reports as spent (other platforms send none). */
   async observe(headers: Record<string, string | string[] | undefined>): Promise<void> {
     const remaining = (name: string): number | undefined => {
       const v = headers[name];
@@ -163,6 +185,51 @@ export class XeroRateLimiter {
     if (remaining('x-appminlimit-remaining') === 0) await this.block('app', 60_000);
     if (remaining('x-daylimit-remaining') === 0) await this.block('day', this.limits.dayBlockMs);
   }
+}
+
+/**
+ * Xero's limits for one connection (organisation) of one app. The script takes a connection's limits and its app's
+ * together: one slot, so a connection's limit keys carry its app's hash tag (they are short-lived counters; the
+ * connection's tokens keep a tag of their own).
+ */
+export class XeroRateLimiter extends PlatformRateLimiter {
+  constructor(redis: Redis, prefix: string, connection: string, clientId: string, limits: Partial<PlatformLimits> = {}) {
+    super(
+      redis,
+      'xero',
+      {
+        conn: (...parts) => clientKey(prefix, clientId, ['xero', 'app'], 'org', connection, ...parts),
+        app: (part) => clientKey(prefix, clientId, ['xero', 'app'], part),
+      },
+      { ...XERO_LIMITS, ...limits },
+    );
+  }
+}
+
+/**
+ * QuickBooks' limits for one company (realm): `<base>:quickbooks:{<realmId>}:limit:...`, the company's tag (no
+ * app-wide limit, so its app keys are the company's too, and never written).
+ */
+export class QuickBooksRateLimiter extends PlatformRateLimiter {
+  constructor(redis: Redis, prefix: string, realmId: string, limits: Partial<PlatformLimits> = {}) {
+    super(
+      redis,
+      'quickbooks',
+      {
+        conn: (...parts) => connectionKey(prefix, realmId, 'quickbooks', 'limit', ...parts),
+        app: (part) => connectionKey(prefix, realmId, 'quickbooks', 'limit', 'app', part),
+      },
+      { ...QUICKBOOKS_LIMITS, ...limits },
+    );
+  }
+}
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 export function describe(scope: LimitScope): string {

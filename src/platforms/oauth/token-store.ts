@@ -1,10 +1,12 @@
 /**
- * Where a Xero connection's tokens live: one Redis hash per connection (`<prefix>:xero:<connection>:oauth`), with
+ * Where a platform connection's tokens live (a Xero organisation, a QuickBooks company): one Redis hash per
+ * connection (`<base>:<platform>:{<connection>}:oauth`, the owner its hash tag: src/redis/keys.ts), with
  * fields `v` (the version, raised by every write), `seed` (the fingerprint of the tenants file's refresh token the
  * chain started from), `seen` (fingerprints of every seed so far) and `state` (JSON; tokens encrypted, see
  * cipher.ts). Every write is one Lua script: a rotation is committed only while its writer still holds the
- * refresh lock and the version is the one it read (a fence against stale writers). The raw tokens never reach
- * Redis.
+ * refresh lock and the version is the one it read (a fence against stale writers); a rotation whose lock was lost
+ * can still be landed on the version it read (`commitAt`, for platforms that refuse the old refresh token once its
+ * successor exists). The raw tokens never reach Redis.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -14,7 +16,7 @@ import { LuaScript } from '../../redis/script.js';
 export const storedStateSchema = z.object({
   /** The current refresh token (encrypted). */
   cur: z.string(),
-  /** The refresh token used for the latest rotation (encrypted), kept for Xero's grace window. */
+  /** The refresh token used for the latest rotation (encrypted), kept for a platform's grace window (Xero's). */
   prev: z.string().optional(),
   /** When `prev` was first used (epoch ms): Xero's grace runs from then. */
   prevUsedAt: z.number().optional(),
@@ -23,7 +25,7 @@ export const storedStateSchema = z.object({
   accessUntil: z.number().optional(),
   rotatedAt: z.number().optional(),
   rotations: z.number().int().default(0),
-  /** Set when Xero refused the refresh token for good (invalid_grant); cleared by a new token in the tenants file. */
+  /** Set when the platform refused the refresh token for good (invalid_grant); cleared by a new token in the tenants file. */
   revoked: z.object({ at: z.number(), reason: z.string() }).optional(),
 });
 
@@ -54,9 +56,12 @@ redis.call('HSET', KEYS[1], 'v', tostring(tonumber(v) + 1), 'seed', ARGV[1], 'se
 return 2
 `, { numKeys: 1 });
 
-/** Writes a new state only while ARGV[1] holds the lock KEYS[2] and the version is still ARGV[2]. KEYS: oauth, lock. */
+/**
+ * Writes a new state only while ARGV[1] holds the lock KEYS[2] (an empty ARGV[1]: lock or not, see `commitAt`) and
+ * the version is still ARGV[2]. KEYS: oauth, lock.
+ */
 const COMMIT = new LuaScript(`
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
 local v = redis.call('HGET', KEYS[1], 'v')
 if v ~= ARGV[2] then return -2 end
 local next = tonumber(v) + 1
@@ -64,19 +69,23 @@ redis.call('HSET', KEYS[1], 'v', tostring(next), 'state', ARGV[3])
 return next
 `, { numKeys: 2 });
 
+/** The platforms whose tokens are kept: the first word of their keys. */
+export type OAuthPlatformKind = 'xero' | 'quickbooks';
+
 export type CommitResult = { ok: true; version: number } | { ok: false; why: 'lock-lost' | 'version-moved' };
 
-export class XeroTokenStore {
+export class PlatformTokenStore {
   readonly key: string;
   readonly lockKey: string;
 
   constructor(
     private readonly redis: Redis,
     prefix: string,
+    readonly platform: OAuthPlatformKind,
     connection: string,
   ) {
-    this.key = connectionKey(prefix, connection, 'xero', 'oauth');
-    this.lockKey = connectionKey(prefix, connection, 'xero', 'oauth-lock');
+    this.key = connectionKey(prefix, connection, platform, 'oauth');
+    this.lockKey = connectionKey(prefix, connection, platform, 'oauth-lock');
   }
 
   /** The stored tokens; undefined when none; throws when the stored value is not ours (corrupt). */
@@ -90,7 +99,7 @@ export class XeroTokenStore {
       raw = undefined;
     }
     const parsed = storedStateSchema.safeParse(raw);
-    if (!parsed.success) throw new Error(`the stored Xero token state at ${this.key} is not readable`);
+    if (!parsed.success) throw new Error(`the stored ${this.platform} token state at ${this.key} is not readable`);
     return { version: Number(v), seed, state: parsed.data };
   }
 
@@ -102,9 +111,30 @@ export class XeroTokenStore {
 
   /** Commits `state` as version `expected + 1` if `owner` holds the lock and nobody wrote since `expected`. */
   async commit(expected: number, owner: string, state: StoredState): Promise<CommitResult> {
+    if (owner === '') throw new Error('commit needs the lock owner (commitAt lands a rotation without it)');
+    return this.write(expected, owner, state);
+  }
+
+  private async write(expected: number, owner: string, state: StoredState): Promise<CommitResult> {
     const r = Number(await COMMIT.run(this.redis, [this.key, this.lockKey], [owner, String(expected), JSON.stringify(state)]));
     if (r === -1) return { ok: false, why: 'lock-lost' };
     if (r === -2) return { ok: false, why: 'version-moved' };
     return { ok: true, version: r };
+  }
+
+  /**
+   * Commits `state` as version `expected + 1` if nobody wrote since `expected`, lock or not. Only for landing a
+   * rotation the platform already made from the refresh token stored at `expected`: no other process can hold a
+   * newer token of that chain, so no lock is needed to keep it.
+   */
+  async commitAt(expected: number, state: StoredState): Promise<CommitResult> {
+    return this.write(expected, '', state);
+  }
+}
+
+/** Xero's token store: `<base>:xero:{<xeroTenantId>}:oauth` (the key names Xero tokens always had). */
+export class XeroTokenStore extends PlatformTokenStore {
+  constructor(redis: Redis, prefix: string, connection: string) {
+    super(redis, prefix, 'xero', connection);
   }
 }

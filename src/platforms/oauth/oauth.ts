@@ -1,0 +1,384 @@
+/**
+ * OAuth 2.0 with rotating refresh tokens for one platform connection (a Xero organisation, a QuickBooks company),
+ * shared by every process through Redis (token-store.ts), tokens encrypted at rest (cipher.ts).
+ *
+ * The platforms' rules: an access token lives 30 minutes (Xero) or an hour (QuickBooks); the refresh token rotates
+ * on use. Xero honours a refresh token whose successor was never used for 30 minutes (the grace, `graceMs`);
+ * QuickBooks refuses a replaced refresh token (`graceMs: 0`). So:
+ * - One refresh at a time per connection across all processes: a Redis lock (lock.ts); whoever gets it re-reads the
+ *   stored tokens first (another process may have just rotated them) and only then calls the token endpoint.
+ * - The rotated refresh token is committed (Lua, fenced by the lock owner and the version read) before the new
+ *   access token is handed out or the new refresh token is ever sent.
+ * - A save lost after the answer: with a grace, the uncommitted rotation is dropped and the stored refresh token,
+ *   whose successor was never used, is sent again (Xero honours it). Without one, dropping it would lose the chain,
+ *   so it is landed on the version it was read from, lock or not (no other process can hold a newer token of that
+ *   chain), retried while Redis refuses, and kept in the process until it lands (README decision 55). A process
+ *   killed between the answer and the save loses it: the next refresh gets invalid_grant.
+ * - If the platform refuses the stored refresh token while the previous one is within the grace, the previous one
+ *   is tried once. A final `invalid_grant` marks the connection revoked in Redis (every process then fails fast,
+ *   without calling the token endpoint) until a new refresh token appears in the tenants file.
+ * - The token call's timeout is well under the lock's TTL, and the lock is re-checked just before the call.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { request, type Dispatcher } from 'undici';
+import type { Secret } from '../../config/secret.js';
+import { RedisLock } from '../../redis/lock.js';
+import { PlatformError } from '../types.js';
+import type { TokenCipher } from './cipher.js';
+import { tokenErrorSchema, tokenResponseSchema } from './schemas.js';
+import { PlatformTokenStore, type OAuthPlatformKind, type StoredState, type StoredTokens } from './token-store.js';
+
+/** What differs between platforms, besides settings: names in keys, logs and messages. */
+export interface OAuthPlatform {
+  kind: OAuthPlatformKind;
+  /** What one connection is, for messages: `Xero organisation`, `QuickBooks company (realmId)`. */
+  connectionName: string;
+  /** How the operator reconnects, for the revoked-grant message: `Reconnect the app <this>`. */
+  reconnectWhere: string;
+  /** The additional data a stored token is bound to (Xero's is `<org>:<refresh|access>`, as it always was). */
+  context(connection: string, kind: 'refresh' | 'access'): string;
+}
+
+export const XERO_OAUTH: OAuthPlatform = {
+  kind: 'xero',
+  connectionName: 'Xero organisation',
+  reconnectWhere: 'to that organisation in Xero',
+  context: (connection, kind) => `${connection}:${kind}`,
+};
+
+export const QUICKBOOKS_OAUTH: OAuthPlatform = {
+  kind: 'quickbooks',
+  connectionName: 'QuickBooks company (realmId)',
+  reconnectWhere: "to that company in QuickBooks (the app's connect flow, scope com.intuit.quickbooks.accounting)",
+  context: (connection, kind) => `quickbooks:${connection}:${kind}`,
+};
+
+export interface PlatformAuthSettings {
+  /** Timeout of one token call (must stay well under `lockTtlMs`). Default 10 s. */
+  requestTimeoutMs: number;
+  /** TTL of the refresh lock. Default 30 s. */
+  lockTtlMs: number;
+  /** How long a caller waits for another process's refresh before giving up (retryable). Default 45 s. */
+  lockWaitMs: number;
+  /** How long after its use a previous refresh token is still tried (Xero allows 30 minutes): default 25 min. 0: the platform refuses it (QuickBooks). */
+  graceMs: number;
+  /** Without a grace: tries to land a rotation whose save was lost, before it is kept in the process. Default 5. */
+  saveAttempts: number;
+  /** An access token is replaced this long before it expires (at most a quarter of its lifetime). Default 60 s. */
+  accessMarginMs: number;
+}
+
+export const DEFAULT_AUTH_SETTINGS: PlatformAuthSettings = {
+  requestTimeoutMs: 10_000,
+  lockTtlMs: 30_000,
+  lockWaitMs: 45_000,
+  graceMs: 25 * 60_000,
+  saveAttempts: 5,
+  accessMarginMs: 60_000,
+};
+
+/** Test seams: what happens around the token call (a test kills the process between answer and commit). */
+export interface PlatformAuthHooks {
+  afterTokenResponse?(): Promise<void> | void;
+}
+
+export interface PlatformAuthOptions {
+  platform: OAuthPlatform;
+  redis: Redis;
+  prefix: string;
+  /** The connection's owner id in Redis keys (the Xero tenant id, the QuickBooks realm id). */
+  connection: string;
+  clientId: string;
+  clientSecret: Secret;
+  /** The tenants file's refresh token: the start of the chain (used only until the first rotation). */
+  refreshToken: Secret;
+  tokenUrl: string;
+  cipher: TokenCipher;
+  dispatcher: Dispatcher;
+  logger?: Logger;
+  settings?: Partial<PlatformAuthSettings>;
+  hooks?: PlatformAuthHooks;
+}
+
+export interface AccessToken {
+  token: string;
+  /** The stored version it belongs to: pass it back as `rejected` when the platform answers 401 with it. */
+  version: number;
+}
+
+/** A rotation the platform made whose save was lost: kept until it lands (platforms without a grace). */
+interface Unsaved {
+  /** The refresh token it was made from, and the new state. */
+  used: string;
+  next: StoredState;
+  accessToken: string;
+}
+
+type TokenCall =
+  | { kind: 'ok'; accessToken: string; refreshToken: string; expiresInS: number }
+  | { kind: 'invalid_grant'; detail: string };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class PlatformAuth {
+  readonly store: PlatformTokenStore;
+  private readonly settings: PlatformAuthSettings;
+  private readonly seedFingerprint: string;
+  private readonly name: OAuthPlatformKind;
+  private seedChecked = false;
+  private inflight: Promise<AccessToken> | undefined;
+  private unsaved: Unsaved | undefined;
+
+  constructor(private readonly options: PlatformAuthOptions) {
+    this.settings = { ...DEFAULT_AUTH_SETTINGS, ...options.settings };
+    this.name = options.platform.kind;
+    this.store = new PlatformTokenStore(options.redis, options.prefix, this.name, options.connection);
+    this.seedFingerprint = options.cipher.fingerprint(options.refreshToken.reveal());
+  }
+
+  /**
+   * A valid access token. `rejected`: the version whose token the platform just refused (401); a newer stored
+   * token is used as it is, and only that version triggers a refresh (so a burst of 401s makes one refresh).
+   */
+  async accessToken(rejected?: number): Promise<AccessToken> {
+    if (this.unsaved) {
+      const landed = await this.land(this.unsaved);
+      if (landed && landed.version !== rejected) return landed;
+    }
+    const stored = await this.load();
+    const usable = this.usable(stored, rejected);
+    if (usable) return usable;
+    this.inflight ??= this.refreshShared(rejected).finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private usable(stored: StoredTokens, rejected: number | undefined): AccessToken | undefined {
+    const { state } = stored;
+    if (state.revoked) throw this.revokedError(state.revoked.reason);
+    if (state.access === undefined || state.accessUntil === undefined) return undefined;
+    if (state.accessUntil <= Date.now() || stored.version === rejected) return undefined;
+    return { token: this.decrypt(state.access, 'access'), version: stored.version };
+  }
+
+  /** The stored tokens, seeding them from the tenants file first when needed. */
+  private async load(): Promise<StoredTokens> {
+    let stored = await this.read();
+    if (stored === undefined || (stored.seed !== this.seedFingerprint && !this.seedChecked)) {
+      const initial: StoredState = { cur: this.encrypt(this.options.refreshToken.reveal(), 'refresh'), rotations: 0 };
+      const outcome = await this.store.seed(this.seedFingerprint, initial);
+      this.seedChecked = true;
+      if (outcome === 2) this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a new refresh token in the tenants file restarted the token chain`);
+      stored = await this.read();
+      if (stored === undefined) throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token state vanished from Redis while seeding it`, true);
+    }
+    return stored;
+  }
+
+  private async read(): Promise<StoredTokens | undefined> {
+    try {
+      return await this.store.read();
+    } catch (err) {
+      throw new PlatformError('PLATFORM_AUTH_FAILED', `${this.name}: ${(err as Error).message}; reconnect and put a new refresh token in the tenants file`, false, { cause: err });
+    }
+  }
+
+  private async refreshShared(rejected: number | undefined): Promise<AccessToken> {
+    const lock = new RedisLock(this.options.redis, this.store.lockKey, this.settings.lockTtlMs);
+    const deadline = Date.now() + this.settings.lockWaitMs;
+    for (;;) {
+      if (await lock.acquire()) {
+        try {
+          // Re-read under the lock: another process may have rotated while we waited.
+          const stored = await this.load();
+          return this.usable(stored, rejected) ?? (await this.rotate(stored, lock));
+        } finally {
+          await lock.release().catch(() => undefined);
+        }
+      }
+      await sleep(50 + Math.floor(Math.random() * 50));
+      const stored = await this.read();
+      if (stored !== undefined) {
+        const usable = this.usable(stored, rejected);
+        if (usable) return usable;
+      }
+      if (Date.now() > deadline) {
+        throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: another process has held the token refresh lock too long; the run retries later`, true);
+      }
+    }
+  }
+
+  private async rotate(stored: StoredTokens, lock: RedisLock): Promise<AccessToken> {
+    const { state } = stored;
+    const now = Date.now();
+    let used = this.decrypt(state.cur, 'refresh');
+    let usedAt = now;
+    let answer = await this.call(used, lock);
+    if (answer.kind === 'invalid_grant' && state.prev !== undefined && state.prevUsedAt !== undefined && now - state.prevUsedAt < this.settings.graceMs) {
+      this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: the stored refresh token was refused; retrying with the previous one within the platform's grace`);
+      used = this.decrypt(state.prev, 'refresh');
+      usedAt = state.prevUsedAt;
+      answer = await this.call(used, lock);
+    }
+    if (answer.kind === 'invalid_grant') {
+      const revoked: StoredState = { cur: state.cur, rotations: state.rotations, revoked: { at: now, reason: answer.detail } };
+      if (state.rotatedAt !== undefined) revoked.rotatedAt = state.rotatedAt;
+      const marked = await this.store.commit(stored.version, lock.owner, revoked);
+      if (!marked.ok) {
+        // Another writer moved the chain meanwhile (a rotation landed after our lock expired): not revoked.
+        throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the refresh token was refused while another process saved a newer one; the refresh is retried`, true);
+      }
+      this.options.logger?.error({ connection: this.options.connection, detail: answer.detail }, `${this.name}: the connection was revoked or expired`);
+      throw this.revokedError(answer.detail);
+    }
+    await this.options.hooks?.afterTokenResponse?.();
+    const lifeMs = answer.expiresInS * 1000;
+    const next: StoredState = {
+      cur: this.encrypt(answer.refreshToken, 'refresh'),
+      prev: this.encrypt(used, 'refresh'),
+      prevUsedAt: usedAt,
+      access: this.encrypt(answer.accessToken, 'access'),
+      accessUntil: now + lifeMs - Math.min(this.settings.accessMarginMs, lifeMs / 4),
+      rotatedAt: now,
+      rotations: state.rotations + 1,
+    };
+    let committed: Awaited<ReturnType<PlatformTokenStore['commit']>>;
+    try {
+      committed = await this.store.commit(stored.version, lock.owner, next);
+    } catch (err) {
+      if (this.settings.graceMs > 0) throw err;
+      committed = { ok: false, why: 'lock-lost' };
+    }
+    if (!committed.ok) {
+      if (this.settings.graceMs > 0) {
+        // The new tokens are dropped unused: the stored refresh token stays valid within the platform's grace.
+        throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the rotated token could not be saved (${committed.why}); it is not used and the refresh is retried`, true);
+      }
+      // No grace: the stored refresh token is spent, so this answer is the chain now. Land it.
+      this.options.logger?.warn({ connection: this.options.connection, why: committed.why }, `${this.name}: the rotated token could not be saved under the lock; landing it on the version it replaced`);
+      const unsaved: Unsaved = { used, next, accessToken: answer.accessToken };
+      this.unsaved = unsaved;
+      const landed = await this.land(unsaved);
+      if (landed) return landed;
+      if (this.unsaved === undefined) throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token chain moved on while the rotated token was saved; the refresh is retried`, true);
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the rotated token could not be saved yet; this process keeps it and saves it before any other refresh`, true);
+    }
+    this.options.logger?.info({ connection: this.options.connection, version: committed.version }, `${this.name}: tokens rotated`);
+    return { token: answer.accessToken, version: committed.version };
+  }
+
+  /**
+   * Lands a rotation whose save was lost (platforms without a grace): written on the version whose refresh token it
+   * was made from, if that token is still the stored one (read, decrypted and compared here); already there, it is
+   * taken as it is; anything else (a new chain from the tenants file) makes it moot. Undefined while Redis refuses
+   * (tried `saveAttempts` times; the caller keeps it).
+   */
+  private async land(unsaved: Unsaved): Promise<AccessToken | undefined> {
+    const newRefresh = this.decrypt(unsaved.next.cur, 'refresh');
+    for (let attempt = 0; attempt < this.settings.saveAttempts; attempt += 1) {
+      if (attempt > 0) await sleep(Math.min(2_000, 50 * 2 ** attempt));
+      try {
+        const stored = await this.store.read();
+        const cur = stored === undefined ? undefined : this.decrypt(stored.state.cur, 'refresh');
+        if (stored !== undefined && cur === newRefresh) {
+          this.unsaved = undefined;
+          return { token: unsaved.accessToken, version: stored.version };
+        }
+        if (stored === undefined || cur !== unsaved.used) {
+          this.unsaved = undefined;
+          this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a rotation whose save was lost is dropped: the stored chain moved on without it`);
+          return undefined;
+        }
+        const committed = await this.store.commitAt(stored.version, unsaved.next);
+        if (!committed.ok) continue;
+        this.unsaved = undefined;
+        this.options.logger?.info({ connection: this.options.connection, version: committed.version }, `${this.name}: tokens rotated (saved after the lock was lost)`);
+        return { token: unsaved.accessToken, version: committed.version };
+      } catch (err) {
+        if (err instanceof PlatformError) throw err;
+        this.options.logger?.warn({ connection: this.options.connection, attempt, reason: errorName(err) }, `${this.name}: saving the rotated token failed; retrying`);
+      }
+    }
+    return undefined;
+  }
+
+  /** One call to the token endpoint. Network errors, timeouts and 5xx are retryable; invalid_grant is returned. */
+  private async call(refreshToken: string, lock: RedisLock): Promise<TokenCall> {
+    if (!(await lock.isHeld())) {
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: lost the token refresh lock before the token call; the refresh is retried`, true);
+    }
+    const basic = Buffer.from(`${this.options.clientId}:${this.options.clientSecret.reveal()}`, 'utf8').toString('base64');
+    let status: number;
+    let body: unknown;
+    try {
+      const res = await request(this.options.tokenUrl, {
+        method: 'POST',
+        dispatcher: this.options.dispatcher,
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+        signal: AbortSignal.timeout(this.settings.requestTimeoutMs),
+        headersTimeout: this.settings.requestTimeoutMs,
+        bodyTimeout: this.settings.requestTimeoutMs,
+      });
+      status = res.statusCode;
+      const text = await res.body.text();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+    } catch (err) {
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint did not answer (${errorName(err)}); the refresh is retried`, true, { cause: err });
+    }
+    if (status === 200) {
+      const ok = tokenResponseSchema.safeParse(body);
+      if (!ok.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', `${this.name}: the token endpoint answered 200 without access_token, refresh_token and expires_in`, true);
+      return { kind: 'ok', accessToken: ok.data.access_token, refreshToken: ok.data.refresh_token, expiresInS: ok.data.expires_in };
+    }
+    const error = tokenErrorSchema.safeParse(body);
+    const code = error.success ? error.data.error : undefined;
+    if (code === 'invalid_grant') return { kind: 'invalid_grant', detail: 'invalid_grant' };
+    if (code === 'invalid_client' || code === 'unauthorized_client') {
+      throw new PlatformError(
+        'PLATFORM_AUTH_FAILED',
+        `${this.name}: the token endpoint refused the app's credentials (${code}): check platform.clientId and platform.clientSecret in the tenants file`,
+        false,
+      );
+    }
+    throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${status}${code ? ` (${code})` : ''}; the refresh is retried`, true);
+  }
+
+  private revokedError(detail: string): PlatformError {
+    return new PlatformError(
+      'PLATFORM_AUTH_FAILED',
+      `${this.name}: the connection to ${this.options.platform.connectionName} ${this.options.connection} was revoked or has expired (the token endpoint answered ${detail}). ` +
+        `Reconnect the app ${this.options.platform.reconnectWhere}, then put the new refresh token in the tenants file (platform.refreshToken); ` +
+        'syncs resume with it without a restart.',
+      false,
+    );
+  }
+
+  private encrypt(token: string, kind: 'refresh' | 'access'): string {
+    return this.options.cipher.encrypt(token, this.options.platform.context(this.options.connection, kind));
+  }
+
+  private decrypt(box: string, kind: 'refresh' | 'access'): string {
+    try {
+      return this.options.cipher.decrypt(box, this.options.platform.context(this.options.connection, kind));
+    } catch (err) {
+      throw new PlatformError(
+        'PLATFORM_AUTH_FAILED',
+        `${this.name}: the stored ${kind} token cannot be decrypted with PLATFORM_TOKEN_KEY (was the key changed?): restore the key, or reconnect and put a new refresh token in the tenants file`,
+        false,
+        { cause: err },
+      );
+    }
+  }
+}
+
+function errorName(err: unknown): string {
+  if (err instanceof Error) return (err as Error & { code?: string }).code ?? err.name;
+  return 'error';
+}
