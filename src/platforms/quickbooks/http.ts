@@ -38,7 +38,10 @@ export interface QuickBooksHttpOptions {
   logger?: Logger;
 }
 
-/** A Fault the adapter handles itself (a ValidationFault): its type, message and `intuit_tid`. */
+/**
+ * A Fault body the adapter may handle itself (a ValidationFault, or a SystemFault once its retries are spent):
+ * its type, codes, message and `intuit_tid`. A SystemFault stays PLATFORM_UNAVAILABLE (retryable).
+ */
 export class QuickBooksFaultError extends PlatformError {
   constructor(
     readonly fault: QboFault,
@@ -46,7 +49,8 @@ export class QuickBooksFaultError extends PlatformError {
     readonly intuitTid: string | undefined,
     what: string,
   ) {
-    super('PLATFORM_BAD_RESPONSE', `quickbooks: ${what} answered ${status} ${fault.type}: ${fault.message}${intuitTid ? ` (intuit_tid ${intuitTid})` : ''}`, false);
+    const system = fault.type === 'SystemFault';
+    super(system ? 'PLATFORM_UNAVAILABLE' : 'PLATFORM_BAD_RESPONSE', `quickbooks: ${what} answered ${status} ${fault.type}: ${fault.message} (intuit_tid ${intuitTid ?? 'none'})`, system);
     this.name = 'QuickBooksFaultError';
   }
 }
@@ -144,7 +148,9 @@ export class QuickBooksHttp {
             false,
           );
         }
-        if (type === 'SystemFault' || status >= 500) {
+        if (fault?.type === 'SystemFault') {
+          retryReason = new QuickBooksFaultError(fault, status, tid, what);
+        } else if (type === 'SystemFault' || status >= 500) {
           retryReason = new PlatformError('PLATFORM_UNAVAILABLE', `quickbooks: ${what} answered ${status} SystemFault: ${detail} (intuit_tid ${tid ?? 'none'})`, true);
         } else if (fault !== undefined) {
           throw new QuickBooksFaultError(fault, status, tid, what);

@@ -1,0 +1,99 @@
+/** Wiring shared by the QuickBooks tests: a double, an adapter on its own Redis connection, full reads. */
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { Secret } from '../../../src/config/secret.js';
+import type { Entity } from '../../../src/glossary.js';
+import { createLogger, type Logger } from '../../../src/logger.js';
+import { QuickBooksAdapter, StaticQuickBooksAuth, type QuickBooksAdapterOptions, type QuickBooksAuth } from '../../../src/platforms/quickbooks/index.js';
+import type { RecordOf } from '../../../src/platforms/records.js';
+import type { BadRecord, Cursor } from '../../../src/platforms/types.js';
+import { QBO_TEST_TOKEN, type QboDouble } from './double.js';
+
+export function capturingLogger(): { logger: Logger; logs: string[] } {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logs.push(chunk.toString('utf8'));
+      cb();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', destination: sink }), logs };
+}
+
+/** A fixed-token auth that counts the refreshes asked for, and can switch to another token on refresh. */
+export class CountingAuth implements QuickBooksAuth {
+  refreshes = 0;
+  constructor(
+    public token: string = QBO_TEST_TOKEN,
+    private readonly onRefresh?: () => string,
+  ) {}
+  async accessToken(): Promise<string> {
+    return this.token;
+  }
+  async refreshAfterUnauthorized(): Promise<void> {
+    this.refreshes += 1;
+    if (this.onRefresh) this.token = this.onRefresh();
+  }
+}
+
+export interface AdapterHandle {
+  adapter: QuickBooksAdapter;
+  redis: Redis;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export function makeAdapter(double: QboDouble, redisUrl: string, prefix: string, overrides: Partial<QuickBooksAdapterOptions> = {}): AdapterHandle {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
+  const { logger, logs } = capturingLogger();
+  const adapter = new QuickBooksAdapter({
+    redis,
+    prefix,
+    realmId: double.realmId,
+    apiUrl: double.apiUrl,
+    auth: new StaticQuickBooksAuth(new Secret(QBO_TEST_TOKEN)),
+    logger,
+    http: { retryBaseMs: 10 },
+    now: double.now,
+    ...overrides,
+  });
+  return {
+    adapter,
+    redis,
+    logs,
+    async close() {
+      await adapter.close();
+      redis.disconnect();
+    },
+  };
+}
+
+export interface ReadAll<E extends Entity> {
+  records: RecordOf[E][];
+  bad: BadRecord[];
+  pages: number;
+}
+
+/** Reads a whole listing; `between` runs after each page (to change data mid-listing). */
+export async function readAll<E extends Entity>(
+  adapter: QuickBooksAdapter,
+  entity: E,
+  options: { since?: Cursor; pageSize?: number; between?: (page: number) => void } = {},
+): Promise<ReadAll<E>> {
+  const out: ReadAll<E> = { records: [], bad: [], pages: 0 };
+  let pageToken: string | undefined;
+  for (;;) {
+    const page = await adapter.readPage(entity, {
+      ...(options.since ? { since: options.since } : {}),
+      ...(pageToken !== undefined ? { pageToken } : {}),
+      pageSize: options.pageSize ?? 100,
+    });
+    out.pages += 1;
+    out.records.push(...page.records);
+    out.bad.push(...page.bad);
+    options.between?.(out.pages);
+    if (page.nextPageToken === undefined) return out;
+    if (out.pages > 2000) throw new Error('listing does not end');
+    pageToken = page.nextPageToken;
+  }
+}
