@@ -8,6 +8,7 @@ import type { PlatformConfig } from '../config/index.js';
 import { FileAdapter } from './file/index.js';
 import { MemoryAdapter, memoryPlatforms as processMemoryPlatforms, type MemoryPlatformRegistry } from './memory/index.js';
 import type { PlatformAdapter } from './types.js';
+import { QuickBooksAdapter, quickBooksAccess } from './quickbooks/index.js';
 import { XeroAdapter } from './xero/index.js';
 
 export * from './types.js';
@@ -15,16 +16,17 @@ export * from './records.js';
 export { FileAdapter, writeNdjson, type FileAdapterOptions, type WriteNdjsonOptions } from './file/index.js';
 export { MemoryAdapter, MemoryPlatform, MemoryPlatformRegistry, memoryPlatforms, type RawRecord } from './memory/index.js';
 export { XeroAdapter, type XeroAdapterOptions } from './xero/index.js';
+export { QuickBooksAdapter, type QuickBooksAdapterOptions } from './quickbooks/index.js';
 
 export interface AdapterDeps {
   logger: Logger;
   /** Where `memory` platforms are looked up by name; the process's registry when absent. */
   memoryPlatforms?: MemoryPlatformRegistry;
-  /** Xero: the Redis connection for tokens and rate limits (shared by every process of the fleet). */
+  /** Xero, QuickBooks: the Redis connection for tokens and rate limits (shared by every process of the fleet). */
   redis?: Redis;
   /** Xero: KEY_PREFIX, under which its keys live (`<prefix>:xero:<xeroTenantId>:...`: src/redis/keys.ts). */
   prefix?: string;
-  /** Xero: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
+  /** Xero, QuickBooks: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
   tokenKey?: string;
 }
 
@@ -56,9 +58,22 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
         logger: deps.logger.child({ platform: 'xero' }),
       });
     }
-    case 'quickbooks':
-      // The QuickBooks adapter lands with issue 15's reading slice; until then the kind parses but cannot sync.
-      throw new Error('a quickbooks tenant needs the QuickBooks adapter, which this build does not have yet (issue 15)');
+    case 'quickbooks': {
+      if (deps.tokenKey === undefined || deps.tokenKey.trim() === '') {
+        throw new Error('a quickbooks tenant needs PLATFORM_TOKEN_KEY in the environment: 32 random bytes as base64 or hex (e.g. `openssl rand -base64 32`), which encrypts its refresh tokens at rest');
+      }
+      if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a quickbooks tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');
+      const { redis, prefix, tokenKey } = deps;
+      const logger = deps.logger.child({ platform: 'quickbooks' });
+      return new QuickBooksAdapter({
+        redis,
+        prefix,
+        realmId: platform.realmId,
+        apiUrl: platform.apiUrl,
+        access: (dispatcher) => quickBooksAccess(platform, { redis, prefix, tokenKey, dispatcher, logger }),
+        logger,
+      });
+    }
     default: {
       const unknown: never = platform;
       throw new Error(`unknown platform kind ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

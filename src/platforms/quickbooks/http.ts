@@ -1,17 +1,18 @@
 /**
  * GET requests to the QuickBooks Online Accounting API for one company (realm): a lease from the shared limiter,
  * the access token, `Accept: application/json`, the pinned `minorversion`, timeouts, and Fault bodies classified:
- * - AuthenticationFault (401): the token is refreshed once and the call repeated; again 401 is PLATFORM_AUTH_FAILED.
+ * - AuthenticationFault (401): a fresh token (`access.onUnauthorized`) and the call repeated once; again 401 is
+ *   PLATFORM_AUTH_FAILED.
  * - AuthorizationFault (403): the app lost its scope on the company: PLATFORM_AUTH_FAILED.
  * - ValidationFault (400): `QuickBooksFaultError` (not retried): the adapter narrows a page down to the record.
  * - SystemFault (500, 503), network errors, timeouts: retried with backoff (bounded), then PLATFORM_UNAVAILABLE.
- * - 429: waits `Retry-After` (60 s without one): PlatformRateLimitedError.
+ * - 429: every process waits `Retry-After` (60 s without one): `access.throttled`'s PlatformRateLimitedError.
  * Every failure is logged with Intuit's `intuit_tid` (what Intuit support asks for), never with a token.
  */
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import type { QuickBooksAuth, QuickBooksLimiter } from './auth.js';
+import type { QuickBooksAccess } from './access.js';
 import { parseFault, type QboFault } from './schemas.js';
 
 /** The minor version every request pins (Intuit's JSON changes shape between minor versions). */
@@ -31,8 +32,8 @@ export interface QuickBooksHttpOptions {
   /** `https://quickbooks.api.intuit.com` (production) or `https://sandbox-quickbooks.api.intuit.com`. */
   apiUrl: string;
   realmId: string;
-  auth: QuickBooksAuth;
-  limiter?: QuickBooksLimiter;
+  /** Tokens and leases (the shared platform-OAuth room and limiter). */
+  access: QuickBooksAccess;
   dispatcher?: Dispatcher;
   settings?: Partial<QuickBooksHttpSettings>;
   logger?: Logger;
@@ -62,11 +63,6 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(v) ? v[0] : v;
 }
 
-function retryAfter(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\d+(\.\d+)?$/.test(value.trim())) return undefined;
-  return Math.ceil(Number(value) * 1000);
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
@@ -91,10 +87,15 @@ export class QuickBooksHttp {
     const log = this.options.logger;
     let failures = 0;
     let refreshed = false;
+    let token: string | undefined;
+    let rejected: string | undefined;
     for (;;) {
       signal?.throwIfAborted();
-      const token = await this.options.auth.accessToken(signal);
-      const lease = await this.options.limiter?.acquire(signal);
+      // The token first: a refresh (or a wait for another process's) must not hold one of the 10 in-flight leases.
+      if (rejected !== undefined) token = await this.options.access.onUnauthorized(rejected);
+      rejected = undefined;
+      token ??= await this.options.access.token();
+      const lease = await this.options.access.lease(signal);
       let retryReason: PlatformError;
       let tid: string | undefined;
       try {
@@ -126,13 +127,13 @@ export class QuickBooksHttp {
         const detail = fault?.message ?? text.slice(0, 200);
         log?.warn({ call: what, status, fault: type, detail, intuit_tid: tid }, 'quickbooks: request failed');
         if (status === 429) {
-          const waitMs = retryAfter(header(res.headers, 'retry-after')) ?? 60_000;
-          throw new PlatformRateLimitedError('minute', waitMs, `quickbooks: ${what} answered 429 (500 requests a minute or 10 at once per company); retry in ${Math.ceil(waitMs / 1000)} s (intuit_tid ${tid ?? 'none'})`);
+          const limited = await this.options.access.throttled(header(res.headers, 'retry-after'));
+          throw new PlatformRateLimitedError(limited.scope, limited.retryAfterMs, `quickbooks: ${what} answered 429: ${limited.message} (intuit_tid ${tid ?? 'none'})`);
         }
         if (type === 'AuthenticationFault') {
           if (!refreshed) {
             refreshed = true;
-            await this.options.auth.refreshAfterUnauthorized(token, signal);
+            rejected = token;
             continue;
           }
           throw new PlatformError(
@@ -161,7 +162,7 @@ export class QuickBooksHttp {
         if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || err instanceof PlatformRateLimitedError) throw err;
         retryReason = err;
       } finally {
-        await lease?.release().catch(() => undefined);
+        await lease.release().catch(() => undefined);
       }
       failures += 1;
       if (failures > this.settings.retries) throw retryReason;

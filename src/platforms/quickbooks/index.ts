@@ -1,5 +1,5 @@
 export { QuickBooksAdapter, nextPosition, queryStatement, qboInstant, DEFAULT_QBO_PAGE_SIZE, MAX_QBO_PAGE_SIZE, CDC_WINDOW_MS, type QuickBooksAdapterOptions } from './quickbooks-adapter.js';
-export { StaticQuickBooksAuth, type QuickBooksAuth, type QuickBooksLimiter } from './auth.js';
+export { quickBooksAccess, type QuickBooksAccess, type QuickBooksAccessDeps, type QuickBooksLease } from './access.js';
 export { QuickBooksHttp, QuickBooksFaultError, QBO_MINOR_VERSION, DEFAULT_QBO_HTTP_SETTINGS, type QuickBooksHttpSettings } from './http.js';
 export { mapQboItem, contactRecordFrom, invoiceRecordFrom, paymentLines, isVoided, firstEmail, addressFields, qboMs, qboDate, placeOf, type QboOutcome, type ItemPosition, type PaymentLines } from './mapping.js';
 export { QuickBooksMemory, type Seen } from './memory.js';

@@ -18,11 +18,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Entity } from '../../glossary.js';
 import type { RecordOf } from '../records.js';
 import { PlatformError, type BadRecord, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
-import type { QuickBooksAuth, QuickBooksLimiter } from './auth.js';
+import type { QuickBooksAccess } from './access.js';
 import { QuickBooksFaultError, QuickBooksHttp, type QuickBooksHttpSettings } from './http.js';
 import { mapQboItem, paymentRecord, placeOf, qboMs, type ItemPosition, type PaymentLines } from './mapping.js';
 import { QuickBooksMemory, type Seen } from './memory.js';
@@ -38,8 +38,8 @@ export interface QuickBooksAdapterOptions {
   realmId: string;
   /** `https://quickbooks.api.intuit.com`, the sandbox's, or a double's. */
   apiUrl: string;
-  auth: QuickBooksAuth;
-  limiter?: QuickBooksLimiter;
+  /** Tokens and leases (src/platforms/quickbooks/access.ts), or how to build them on the adapter's HTTP agent. */
+  access: QuickBooksAccess | ((dispatcher: Dispatcher) => QuickBooksAccess);
   logger?: Logger;
   http?: Partial<QuickBooksHttpSettings>;
   /** The change feed's reach. Default 30 days (Intuit's). */
@@ -82,6 +82,7 @@ export function queryStatement(entity: QboEntity, opts: { since?: number; ids?: 
 export class QuickBooksAdapter implements PlatformAdapter {
   readonly kind = 'quickbooks';
   readonly memory: QuickBooksMemory;
+  readonly access: QuickBooksAccess;
   private readonly http: QuickBooksHttp;
   private readonly agent: Agent;
   private readonly logger: Logger | undefined;
@@ -92,12 +93,12 @@ export class QuickBooksAdapter implements PlatformAdapter {
     this.now = options.now ?? Date.now;
     this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 10, connect: { timeout: 5_000 } });
     this.memory = new QuickBooksMemory(options.redis, options.prefix, options.realmId);
+    this.access = typeof options.access === 'function' ? options.access(this.agent) : options.access;
     this.http = new QuickBooksHttp({
       apiUrl: options.apiUrl,
       realmId: options.realmId,
-      auth: options.auth,
+      access: this.access,
       dispatcher: this.agent,
-      ...(options.limiter ? { limiter: options.limiter } : {}),
       ...(options.http ? { settings: options.http } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
@@ -281,6 +282,7 @@ export class QuickBooksAdapter implements PlatformAdapter {
   }
 
   async close(): Promise<void> {
+    await this.access.close().catch(() => undefined);
     await this.agent.close().catch(() => undefined);
   }
 }

@@ -4,7 +4,7 @@ import { QBO_MINOR_VERSION } from '../../../src/platforms/quickbooks/index.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
 import { QboDouble, QBO_TEST_TOKEN, qboStamp } from './double.js';
 import { customer, invoice, seed } from './fixtures.js';
-import { CountingAuth, makeAdapter, readAll, type AdapterHandle } from './harness.js';
+import { FixedAccess, makeAdapter, readAll, type AdapterHandle } from './harness.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 let clock = T0 + 3_600_000;
@@ -155,8 +155,8 @@ describe('QuickBooks adapter against the double', () => {
 
   it('faults: AuthenticationFault refreshes once and retries; a second one fails with what to do', async () => {
     seed(double, 1, T0);
-    const auth = new CountingAuth('stale-token', () => QBO_TEST_TOKEN);
-    const a = makeAdapter(double, redis.url, testPrefix('qbo'), { auth });
+    const auth = new FixedAccess('stale-token', () => QBO_TEST_TOKEN);
+    const a = makeAdapter(double, redis.url, testPrefix('qbo'), { access: auth });
     try {
       expect((await readAll(a.adapter, 'contacts')).records).toHaveLength(1);
       expect(auth.refreshes).toBe(1);

@@ -1,10 +1,10 @@
 /** Wiring shared by the QuickBooks tests: a double, an adapter on its own Redis connection, full reads. */
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import { Secret } from '../../../src/config/secret.js';
 import type { Entity } from '../../../src/glossary.js';
 import { createLogger, type Logger } from '../../../src/logger.js';
-import { QuickBooksAdapter, StaticQuickBooksAuth, type QuickBooksAdapterOptions, type QuickBooksAuth } from '../../../src/platforms/quickbooks/index.js';
+import { QuickBooksAdapter, type QuickBooksAccess, type QuickBooksAdapterOptions, type QuickBooksLease } from '../../../src/platforms/quickbooks/index.js';
+import { PlatformRateLimitedError } from '../../../src/platforms/types.js';
 import type { RecordOf } from '../../../src/platforms/records.js';
 import type { BadRecord, Cursor } from '../../../src/platforms/types.js';
 import { QBO_TEST_TOKEN, type QboDouble } from './double.js';
@@ -20,20 +20,34 @@ export function capturingLogger(): { logger: Logger; logs: string[] } {
   return { logger: createLogger({ level: 'debug', destination: sink }), logs };
 }
 
-/** A fixed-token auth that counts the refreshes asked for, and can switch to another token on refresh. */
-export class CountingAuth implements QuickBooksAuth {
+/**
+ * A QuickBooksAccess for adapter tests: a fixed token (switched by `onRefresh` when the API refuses it), leases
+ * without a limit, 429s as the shared limiter would report them. The OAuth room's own tests cover the real one.
+ */
+export class FixedAccess implements QuickBooksAccess {
   refreshes = 0;
+  throttles = 0;
   constructor(
-    public token: string = QBO_TEST_TOKEN,
+    public current: string = QBO_TEST_TOKEN,
     private readonly onRefresh?: () => string,
   ) {}
-  async accessToken(): Promise<string> {
-    return this.token;
+  async token(): Promise<string> {
+    return this.current;
   }
-  async refreshAfterUnauthorized(): Promise<void> {
+  async onUnauthorized(rejected: string): Promise<string> {
     this.refreshes += 1;
-    if (this.onRefresh) this.token = this.onRefresh();
+    if (this.onRefresh && rejected === this.current) this.current = this.onRefresh();
+    return this.current;
   }
+  async lease(): Promise<QuickBooksLease> {
+    return { release: async () => undefined };
+  }
+  async throttled(retryAfter: string | undefined): Promise<PlatformRateLimitedError> {
+    this.throttles += 1;
+    const ms = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : 60_000;
+    return new PlatformRateLimitedError('minute', ms, `QuickBooks limit reached; retry in ${ms / 1000} s`);
+  }
+  async close(): Promise<void> {}
 }
 
 export interface AdapterHandle {
@@ -51,7 +65,7 @@ export function makeAdapter(double: QboDouble, redisUrl: string, prefix: string,
     prefix,
     realmId: double.realmId,
     apiUrl: double.apiUrl,
-    auth: new StaticQuickBooksAuth(new Secret(QBO_TEST_TOKEN)),
+    access: new FixedAccess(),
     logger,
     http: { retryBaseMs: 10 },
     now: double.now,
