@@ -65,6 +65,8 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
         lockTtlMs: env.JOB_LOCK_MS,
         shutdown,
+        webhookEvents: app.webhookEvents,
+        ...(metrics ? { countWebhookEvent: (tenant: string, outcome: string) => metrics.webhookEvents.inc({ tenant, outcome }) } : {}),
         ...(metrics
           ? {
               metrics: {

@@ -21,6 +21,7 @@ import { isConnectionError, RedisOutageLog } from './redis/outage.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
 import { RecordMirror } from './state/record-mirror.js';
+import { WebhookEvents } from './webhooks/events.js';
 
 export interface AppOptions {
   env: Env;
@@ -45,6 +46,8 @@ export interface App {
   readonly metrics: Metrics | undefined;
   /** Where every Redis connection of the process reports connection errors (logged once per outage). */
   readonly outage: RedisOutageLog;
+  /** Call webhook events as received, bounded (src/webhooks). */
+  readonly webhookEvents: WebhookEvents;
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
   /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
@@ -93,6 +96,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const stores = createStateStores(redis, env.KEY_PREFIX);
   const mirror = new RecordMirror(redis, env.KEY_PREFIX);
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
+  const webhookEvents = new WebhookEvents(redis, env.KEY_PREFIX, { maxCount: env.WEBHOOK_EVENTS_MAX, maxAgeMs: env.WEBHOOK_EVENTS_MAX_AGE_DAYS * 86_400_000 });
   const authMetrics = authMetricsOf(metrics);
   const auth = createAuth({
     redis,
@@ -142,6 +146,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     auth,
     metrics,
     outage,
+    webhookEvents,
     tenant: (id) => byId.get(id),
     tenants: () => [...byId.values()],
     setTenants(file) {

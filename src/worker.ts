@@ -14,6 +14,7 @@ import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js'
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
 import { globalKey, queuePrefix } from './redis/keys.js';
 import { tenantsNotMoved } from './redis/migrate-keys.js';
+import { startWebhooks, type WebhookServer } from './webhooks/index.js';
 import { RedisLock } from './redis/lock.js';
 
 type QueueKey = keyof typeof QUEUES;
@@ -43,6 +44,9 @@ export interface WorkerOptions {
    */
   opsPort?: number | 'random';
   opsHost?: string;
+  /** The webhook receiver's port: as WEBHOOK_PORT (undefined = off), or `'random'` (tests). Default: the env's. */
+  webhookPort?: number | 'random';
+  webhookHost?: string;
   /** Which queues this process works (default all). */
   queues?: QueueKey[];
   concurrency?: number;
@@ -52,6 +56,7 @@ export interface WorkerOptions {
 
 export interface RunningWorker {
   ops: OpsServer | undefined;
+  webhooks: WebhookServer | undefined;
   workers: Worker[];
   /** Ordered shutdown: stop taking jobs, let runs stop at a page boundary, close queues, pools and Redis. */
   close(deadlineMs?: number): Promise<void>;
@@ -200,7 +205,8 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         const maxAgeMs = env.DEAD_LETTER_MAX_AGE_DAYS * 86_400_000;
         const deadLetters = maxAgeMs > 0 ? await app.stores.deadLetters.prune(t.id, Date.now() - maxAgeMs) : 0;
         const unknownOutcomes = await campaigns.pruneUnknown(t.id);
-        if (deadLetters + unknownOutcomes > 0) logger.info({ tenant: t.id, deadLetters, unknownOutcomes }, 'housekeeping: dropped expired entries');
+        const webhookEvents = await app.webhookEvents.trim(t.id);
+        if (deadLetters + unknownOutcomes + webhookEvents > 0) logger.info({ tenant: t.id, deadLetters, unknownOutcomes, webhookEvents }, 'housekeeping: dropped expired entries');
       } catch (err) {
         if (!app.outage.down) logger.warn({ tenant: t.id, err: (err as Error).message }, 'housekeeping failed; it runs again within the hour');
       }
@@ -215,14 +221,22 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
       ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
       : undefined;
 
+  const webhookPort = options.webhookPort ?? env.WEBHOOK_PORT;
+  const webhooks =
+    webhookPort === undefined ? undefined : await startWebhooks(app, { port: webhookPort === 'random' ? 0 : webhookPort, host: options.webhookHost ?? env.WEBHOOK_HOST });
+  if (webhooks) logger.info({ port: webhooks.port, host: options.webhookHost ?? env.WEBHOOK_HOST }, 'webhook receiver listening');
+
   let closing: Promise<void> | undefined;
   return {
     ops,
+    webhooks,
     workers,
     close(deadlineMs = env.SHUTDOWN_TIMEOUT_MS) {
       closing ??= (async () => {
         if (tenantsFile) unwatchFile(tenantsFile);
         clearInterval(housekeeping);
+        // No more events accepted; those kept already have their jobs.
+        await webhooks?.close();
         shutdown.abort(new Error('shutting down'));
         const closed = Promise.allSettled(workers.map((w) => w.close()));
         const timedOut = await Promise.race([

@@ -23,6 +23,8 @@ import { RedisLock } from '../../src/redis/lock.js';
 import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { makePlan, type PlanSource } from './planner.js';
 import { CampaignRun, NotSent, type CallMetrics } from './requests.js';
+import { handleWebhookEvent, type WebhookEventDeps, type WebhookEventResult } from './webhook.js';
+import type { WebhookEvents, WebhookOutcome } from '../../src/webhooks/events.js';
 
 export interface CallsProcessorDeps {
   logger: Logger;
@@ -38,6 +40,9 @@ export interface CallsProcessorDeps {
   /** Aborted on shutdown: the campaign stops between requests and is picked up again. */
   shutdown: AbortSignal;
   metrics?: CallMetrics;
+  /** Where call webhook events are kept (src/webhooks), and the hook counting what became of them. */
+  webhookEvents: WebhookEvents;
+  countWebhookEvent?: (tenant: string, outcome: WebhookOutcome) => void;
 }
 
 export interface CampaignSummary {
@@ -53,14 +58,21 @@ export interface CampaignSummary {
 type CallsJobData = CampaignJobData | SingleCallJobData;
 
 /** The processor of the calls queue: campaigns and single calls, each under its campaign's lock. */
-export function createCallsProcessor(deps: CallsProcessorDeps): JobProcessor<CampaignSummary> {
+export function createCallsProcessor(deps: CallsProcessorDeps): JobProcessor<CampaignSummary | WebhookEventResult> {
   const stores = createCallStores(deps.redis, deps.prefix, { cooldownMs: deps.cooldownMs });
   const lock = (data: CallsJobData, job: Job, token: string | undefined): RedisLock =>
     new RedisLock(deps.redis, stores.store.lockKey(data.campaignId), deps.lockTtlMs, ownerOf(job, token));
   const options = { lock, logger: deps.logger };
-  return byJobName(
+  const webhook: WebhookEventDeps = {
+    events: deps.webhookEvents,
+    settle: { ...stores, lock: (id) => new RedisLock(deps.redis, stores.store.lockKey(id), deps.lockTtlMs) },
+    logger: deps.logger,
+    ...(deps.countWebhookEvent ? { count: deps.countWebhookEvent } : {}),
+  };
+  return byJobName<CampaignSummary | WebhookEventResult>(
     defineProcessor('campaign', (data, attempt) => runCampaign(deps, stores, data, attempt), options),
     defineProcessor('single', (data, attempt) => runCampaign(deps, stores, data, attempt), options),
+    defineProcessor('webhookEvent', (data) => handleWebhookEvent(webhook, data), { logger: deps.logger }),
   );
 }
 

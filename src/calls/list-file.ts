@@ -8,8 +8,8 @@
  * targets at all.
  * JSON: an array of objects with `number` (or its aliases), optional `firstName`, `lastName`, `name`,
  * `promptTags` (string values only) and `metadata` (any values). Rows are numbered from 1.
- * `name` becomes the `customerName` tag unless one is given. Every row's metadata also gets `tenant` and
- * `campaignId` (reserved: a row may not set them).
+ * `name` becomes the `customerName` tag unless one is given. Every row's metadata also gets `tenant`,
+ * `campaignId` and `number` (E.164: how a webhook's `requestMetadata` names the call; reserved: a row may not set them).
  */
 import { z } from 'zod';
 import { bulkCallContactSchema } from '../collections/schemas.js';
@@ -37,7 +37,7 @@ export interface ListContext {
 }
 
 const NUMBER_KEYS = ['number', 'numberToCall', 'phone', 'phoneNumber'] as const;
-const RESERVED_META = ['tenant', 'campaignId'] as const;
+const RESERVED_META = ['tenant', 'campaignId', 'number'] as const;
 const s255 = z.string().trim().min(1).max(255);
 
 const rowSchema = z.strictObject({
@@ -88,7 +88,7 @@ function toTarget(row: Row, ctx: ListContext): { target: Target } | { error: str
     ...(row.firstName !== undefined ? { firstName: row.firstName } : {}),
     ...(row.lastName !== undefined ? { lastName: row.lastName } : {}),
     ...(Object.keys(promptTags).length > 0 ? { promptTags } : {}),
-    metadata: { ...row.metadata, tenant: ctx.tenant, campaignId: ctx.campaignId },
+    metadata: { ...row.metadata, tenant: ctx.tenant, campaignId: ctx.campaignId, number: phone.e164 },
   };
   const checked = bulkCallContactSchema.safeParse(contact);
   if (!checked.success) return { error: describe(checked.error.issues) };

@@ -95,6 +95,22 @@ export const envSchema = z.object({
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
   PLATFORM_TOKEN_KEY: z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional(),
+  /** Port of the webhook receiver (POST /webhooks/calls/{tenant}); unset = off. Apart from the ops port. */
+  WEBHOOK_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  /** Address the webhook receiver binds: every interface, since the service must reach it (each request is authenticated). */
+  WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Header carrying the hex HMAC-SHA256 of the raw body under the tenant's `calls.webhookSecret` (else `Authorization: Bearer`). */
+  WEBHOOK_SIGNATURE_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name: letters, digits and -')
+    .transform((h) => h.toLowerCase())
+    .default('x-webhook-signature'),
+  /** Webhook requests accepted per tenant per minute (per worker process); more get 429. */
+  WEBHOOK_RATE_PER_MIN: int(600, 1, 1_000_000),
+  /** Webhook events kept per tenant (the oldest go first), for `calls events` and redelivery. */
+  WEBHOOK_EVENTS_MAX: int(1000, 1, 1_000_000),
+  /** Webhook events older than this many days are dropped (and a redelivery after it counts as new). */
+  WEBHOOK_EVENTS_MAX_AGE_DAYS: int(30, 1, 3650),
 });
 
 export type Env = z.infer<typeof envSchema>;

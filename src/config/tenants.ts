@@ -100,6 +100,8 @@ const callsSchema = z.strictObject({
   batchSize: z.number().int().min(10).max(1000).nullable().optional(),
   /** Contacts per bulk-call request. */
   requestSize: z.number().int().min(1).max(1000).default(50),
+  /** The secret the service's call webhooks prove themselves with (Bearer, or HMAC-SHA256 of the body); unset: refused. */
+  webhookSecret: secret.refine((s) => s.reveal().length >= 16, 'at least 16 characters').optional(),
 });
 
 export const tenantSchema = z.strictObject({

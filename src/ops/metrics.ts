@@ -36,6 +36,11 @@ export interface Metrics {
   callUnknownOutcomes: Gauge<'tenant'>;
   deadLetters: Gauge<'tenant' | 'entity'>;
   pendingInvoices: Gauge<'tenant'>;
+  /**
+   * Webhook events by tenant (`(unknown)` for a path naming none of ours) and outcome: refused (401, 413, 415, 400,
+   * 429), duplicate (an event already kept), then the worker's settled, unmatched or unchanged.
+   */
+  webhookEvents: OutcomeCounter<'tenant' | 'outcome'>;
 }
 
 /** `deadLettered` → `dead_lettered`; words already in snake_case or lower case stay as they are. */
@@ -121,5 +126,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     }),
     deadLetters: new Gauge({ name: 'collections_sync_dead_letters', help: 'Dead letters by tenant and entity', labelNames: ['tenant', 'entity'], registers: r }),
     pendingInvoices: new Gauge({ name: 'collections_sync_pending_invoices', help: 'Invoices waiting for their contact, by tenant', labelNames: ['tenant'], registers: r }),
+    webhookEvents: outcomeCounter(
+      new Counter({
+        name: 'collections_sync_webhook_events_total',
+        help: 'Webhook events by tenant and outcome (refused, duplicate, settled, unmatched, unchanged)',
+        labelNames: ['tenant', 'outcome'],
+        registers: r,
+      }),
+    ),
   };
 }

@@ -11,8 +11,8 @@ import { QUEUES, type QueueName } from './names.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
 export { addJob, JOBS } from './jobs.js';
-export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode } from './jobs.js';
-export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, refreshJobs, requestSync } from './producers.js';
+export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
+export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
 export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
 export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';
 

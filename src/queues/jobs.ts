@@ -4,6 +4,7 @@
  * where they differ from the queue's (DEFAULT_JOB_OPTIONS). Producers (`addJob`), schedulers and processors
  * (`defineProcessor`) all take their types from here. Job data holds ids only, never secrets.
  */
+import { createHash } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
 import { refreshRequestSchema } from '../auth/refresh-request.js';
@@ -49,6 +50,13 @@ const singleCallJobSchema = z.strictObject({
   contactUuid: uuid,
   overrides: callOverridesSchema.default({}),
   requestedAt: z.number().int().positive(),
+});
+
+const webhookEventJobSchema = z.strictObject({
+  tenantId: tenantIdSchema,
+  /** The kept event's id (src/webhooks/events.ts): the job reads the event from there, so job data holds no payload. */
+  eventId: z.string().min(1).max(256),
+  receivedAt: z.number().int().positive(),
 });
 
 /** The id of a client's refresh scheduler, and of its on-demand rotation while one waits. */
@@ -124,6 +132,17 @@ export const JOBS = {
   campaign: kind({ queue: 'calls', name: 'calls-campaign', schema: campaignJobSchema, jobId: (d) => jobId('calls', d.campaignId) }),
   /** One call to one stored contact, as a campaign of one. */
   single: kind({ queue: 'calls', name: 'calls-single', schema: singleCallJobSchema, jobId: (d) => jobId('calls', d.campaignId) }),
+  /**
+   * A call webhook event, kept by the receiver: settle the call it names. One job per (tenant, event id), so a
+   * redelivered event is dropped here too; a digest of the id keeps the job id short.
+   */
+  webhookEvent: kind({
+    queue: 'calls',
+    name: 'calls-webhook-event',
+    schema: webhookEventJobSchema,
+    jobId: (d) => jobId('webhook', d.tenantId, createHash('sha256').update(d.eventId).digest('hex').slice(0, 32)),
+    options: { attempts: 8, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { count: 1_000, age: 86_400 }, removeOnFail: { count: 1_000 } },
+  }),
 };
 
 export type JobKey = keyof typeof JOBS;
@@ -135,6 +154,7 @@ export type JobInput<K extends JobKey> = z.input<(typeof JOBS)[K]['schema']>;
 export type SyncJobData = JobData<'sync'>;
 export type CampaignJobData = JobData<'campaign'>;
 export type SingleCallJobData = JobData<'single'>;
+export type WebhookEventJobData = JobData<'webhookEvent'>;
 
 /** A row of the table, typed by its key (the one cast from the table's union to one job's types). */
 export function jobKind<K extends JobKey>(key: K): JobKind<z.ZodType<JobData<K>, JobInput<K>>> {

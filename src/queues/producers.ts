@@ -28,6 +28,11 @@ export async function requestSync(
   return { jobId: job.id, requestedAt };
 }
 
+/** Enqueues the work of a kept call webhook event (one job per tenant and event id: a redelivery adds nothing). */
+export async function enqueueWebhookEvent(callsQueue: Queue, tenantId: string, eventId: string, receivedAt = Date.now()): Promise<string | undefined> {
+  return (await addJob(callsQueue, 'webhookEvent', { tenantId, eventId, receivedAt })).job.id;
+}
+
 /**
  * Enqueues an on-demand rotation. Deduplicated per client: while one waits, more adds are dropped; while one
  * runs, the latest add is kept as the single next job (`keepLastIfActive`), so a burst of 401s or missing-token

@@ -22,8 +22,8 @@ describe('explicit lists', () => {
     expect(r.rows).toBe(5);
     expect(r.unit).toBe('line');
     expect(r.targets.map((t) => t.contact)).toEqual([
-      { numberToCall: '+966501234567', firstName: 'Sara', promptTags: { customerName: 'Gulf Date Farms, Ltd', amountDue: '500 SAR' }, metadata: { ref: 'A-1', tenant: 'acme', campaignId: 'cmp-list' } },
-      { numberToCall: '+966551234567', promptTags: { customerName: 'Quote "Co"' }, metadata: { tenant: 'acme', campaignId: 'cmp-list' } },
+      { numberToCall: '+966501234567', firstName: 'Sara', promptTags: { customerName: 'Gulf Date Farms, Ltd', amountDue: '500 SAR' }, metadata: { ref: 'A-1', tenant: 'acme', campaignId: 'cmp-list', number: '+966501234567' } },
+      { numberToCall: '+966551234567', promptTags: { customerName: 'Quote "Co"' }, metadata: { tenant: 'acme', campaignId: 'cmp-list', number: '+966551234567' } },
     ]);
     expect(r.errors).toEqual([
       { row: 3, reason: expect.stringContaining('not a valid number') as unknown },
@@ -44,7 +44,7 @@ describe('explicit lists', () => {
     const r = parseCallList(json, 'json', listCtx);
     expect(r.unit).toBe('row');
     expect(r.targets).toHaveLength(1);
-    expect(r.targets[0]?.contact.metadata).toEqual({ batch: 7, tenant: 'acme', campaignId: 'cmp-list' });
+    expect(r.targets[0]?.contact.metadata).toEqual({ batch: 7, tenant: 'acme', campaignId: 'cmp-list', number: '+966501234567' });
     expect(r.errors.map((e) => e.row)).toEqual([2, 3, 4, 5, 6]);
     expect(r.errors[0]?.reason).toContain('string values only');
     expect(r.errors[1]?.reason).toContain('unknown field colour');

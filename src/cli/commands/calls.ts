@@ -80,6 +80,14 @@ export function registerCalls(program: Command): void {
   }
 
   calls
+    .command('events')
+    .description('the call webhook events kept for a tenant, newest first, and what each settled')
+    .requiredOption('--tenant <id>', 'tenant id from the tenants file')
+    .option('--limit <n>', 'events to show', '100')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { tenant: string; limit: string; json?: boolean }) => (await import('../actions/calls-events.js')).events(o));
+
+  calls
     .command('cancel')
     .description('stop a campaign before its next request (requests already sent are not undone)')
     .requiredOption('--campaign <id>', 'campaign id')

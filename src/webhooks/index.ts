@@ -1,0 +1,37 @@
+/**
+ * The webhook receiver wired to the app (the worker starts it when WEBHOOK_PORT is set): the tenants' secrets, the
+ * kept events, the calls queue and the metrics. See server.ts for the HTTP side and events.ts for what is kept.
+ */
+import type { App } from '../app.js';
+import { enqueueWebhookEvent } from '../queues/index.js';
+import { eventIdOf } from './events.js';
+import { startWebhookServer, type WebhookServer } from './server.js';
+
+export { WebhookEvents, findRequestMetadata, eventIdOf, type StoredEvent, type WebhookOutcome } from './events.js';
+export { MAX_BODY_BYTES, type WebhookServer } from './server.js';
+
+export async function startWebhooks(app: App, o: { port: number; host: string }): Promise<WebhookServer> {
+  const { env, logger, metrics } = app;
+  const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
+  return startWebhookServer({
+    port: o.port,
+    host: o.host,
+    signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,
+    ratePerMin: env.WEBHOOK_RATE_PER_MIN,
+    logger: logger.child({ part: 'webhooks' }),
+    secretOf: (id) => app.tenant(id)?.calls.webhookSecret,
+    async accept(tenant, body, raw) {
+      const { id, idFrom } = eventIdOf(body, raw);
+      const receivedAt = Date.now();
+      const { duplicate } = await app.webhookEvents.record(tenant, { id, idFrom, body }, receivedAt);
+      // Enqueued even for a duplicate: a crash between keeping and enqueueing is mended by the redelivery; the job
+      // id (per tenant and event) and the event's recorded outcome keep the work to once.
+      await enqueueWebhookEvent(app.queues.calls, tenant, id, receivedAt);
+      return { eventId: id, duplicate };
+    },
+    onRefused: (tenant) => count(tenant, 'refused'),
+    onAccepted: (tenant, r) => {
+      if (r.duplicate) count(tenant, 'duplicate');
+    },
+  });
+}
