@@ -5,27 +5,49 @@
  * follow); a replayed event changes nothing; bad secrets, oversized, non-JSON bodies and unknown tenants are
  * refused and record nothing; a flood is rate-limited; the receiver is off by default.
  */
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCallStores, exitCodeOfReport, newCampaignId, parseCallList, waitForCampaign, type CallStores, type CampaignReport } from '../../src/calls/index.js';
+import { createCallStores, exitCodeOfReport, newCampaignId, parseCallList, plannedRecords, resolveSettings, waitForCampaign, type CallStores, type CampaignReport } from '../../src/calls/index.js';
 import { loadEnv } from '../../src/config/env.js';
-import { enqueueCampaign } from '../../src/queues/index.js';
+import { enqueueCampaign, JOBS } from '../../src/queues/index.js';
 import type { StoredEvent } from '../../src/webhooks/index.js';
 import { startWorker } from '../../src/worker.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
-import { startRig, type Rig } from '../helpers/rig.js';
+import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
 import { AS_OF, CONTACTS, INVOICES, NUMBERS } from './../calls/fixtures.js';
 
 const CLIENT = 'client-acme';
 const BULK = 'POST /ai/phone-calls/action/call-bulk';
 const SECRET = 'whsec-acme-0123456789abcdef';
 const BETA_SECRET = 'whsec-beta-0123456789abcdef';
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const TENANTS: TenantSpec[] = [
+  { id: 'acme', platform: { kind: 'memory', name: 'acme-hooks' }, extra: { calls: { defaultRegion: 'SA', requestSize: 2, webhookSecret: SECRET } } },
+  { id: 'beta', platform: { kind: 'memory', name: 'beta-hooks' }, extra: { calls: { webhookSecret: BETA_SECRET } } },
+  { id: 'gamma', platform: { kind: 'memory', name: 'gamma-hooks' } },
+];
 
 describe('call webhooks settle unknown outcomes', () => {
   let redis: TestRedis;
   let rig: Rig;
   let calls: CallStores;
   let base: string;
+  let dir: string;
+  const cli = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const env = { ...process.env, LOG_LEVEL: 'warn', ...rig.cliEnv(join(dir, 'tenants.json')) };
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'calls', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
 
   const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<Response> =>
     fetch(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
@@ -62,13 +84,11 @@ describe('call webhooks settle unknown outcomes', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
+    dir = await mkdtemp(join(tmpdir(), 'cs-webhooks-'));
+    await writeFile(join(dir, 'tenants.json'), tenantsJson(TENANTS));
     rig = await startRig({
       redisUrl: redis.url,
-      tenants: [
-        { id: 'acme', platform: { kind: 'memory', name: 'acme-hooks' }, extra: { calls: { defaultRegion: 'SA', requestSize: 2, webhookSecret: SECRET } } },
-        { id: 'beta', platform: { kind: 'memory', name: 'beta-hooks' }, extra: { calls: { webhookSecret: BETA_SECRET } } },
-        { id: 'gamma', platform: { kind: 'memory', name: 'gamma-hooks' } },
-      ],
+      tenants: TENANTS,
       env: { WEBHOOK_RATE_PER_MIN: '20' },
       worker: { webhookPort: 'random', webhookHost: '127.0.0.1' },
       logLevel: 'info',
@@ -85,6 +105,7 @@ describe('call webhooks settle unknown outcomes', () => {
   afterAll(async () => {
     await rig?.close();
     await redis?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('is off by default: no WEBHOOK_PORT, no receiver', async () => {
@@ -174,6 +195,37 @@ describe('call webhooks settle unknown outcomes', () => {
     expect(await metric('settled')).toBe(3);
   });
 
+  it('settles a call whose request a stopped campaign left `sending`, and the campaign re-run keeps it called without sending', async () => {
+    const campaignId = newCampaignId('cmp');
+    const number = '+966547000001';
+    const { targets } = parseCallList('number\n0547000001\n', 'csv', { tenant: 'acme', campaignId, region: 'SA' });
+    const settings = resolveSettings(rig.app.tenant('acme')!.calls);
+    if (!settings.ok) throw new Error('settings');
+    const now = Date.now();
+    const plan = plannedRecords(targets, settings.settings, now);
+    const meta = { id: campaignId, tenant: 'acme', source: 'list' as const, dryRun: false, createdAt: now, status: 'running' as const };
+    await calls.store.create(meta, targets);
+    await calls.store.storePlan({ ...meta, settings: settings.settings, plan: { targets: 1, requests: 1, skipped: 0 }, startedAt: now }, { ...plan, skipped: [] });
+    await calls.callLedger.reserve('acme', campaignId, 0, [number]);
+    expect(await calls.store.transition(campaignId, 'planned', { ...plan.requests[0]!, state: 'sending', sent: [number], updatedAt: now })).toBe(true);
+
+    const res = await post('/webhooks/calls/acme', JSON.stringify({ id: 'evt-sending', data: { requestMetadata: targets[0]!.contact.metadata } }), bearer());
+    expect(res.status).toBe(200);
+    expect(await handled('evt-sending')).toMatchObject({ outcome: 'settled', detail: 'was sending', settled: [{ campaignId, number }] });
+    expect((await calls.store.entries(campaignId))[0]).toMatchObject({ state: 'called' });
+    expect((await calls.callLedger.peek('acme', [number])).get(number)?.state).toBe('called');
+
+    const bulkBefore = rig.sim.counters().requests[BULK];
+    await rig.app.queues.calls.add(JOBS.campaign.name, { tenantId: 'acme', campaignId, source: { kind: 'list' }, requestedAt: Date.now() }, { jobId: `calls.${campaignId}` });
+    await waitForCampaign(calls.store, campaignId, { timeoutMs: 30_000, pollMs: 50 });
+    const r = (await calls.store.report(campaignId))!;
+    expect(r.campaign.status).toBe('done');
+    expect(states(r)).toEqual({ [number]: 'called' });
+    expect((await calls.store.request(campaignId, 0))?.state).toBe('sent');
+    expect(rig.sim.counters().requests[BULK]).toEqual(bulkBefore);
+    expect(exitCodeOfReport(r)).toBe(0);
+  });
+
   it('keeps an event that names nothing of ours, logs it once, and lists every event with `calls events`', async () => {
     const body = JSON.stringify({ id: 'evt-stranger', data: { requestMetadata: { tenant: 'acme', campaignId: 'cmp-not-ours-1', number: '+966500000000' } } });
     expect((await post('/webhooks/calls/acme', body, bearer())).status).toBe(200);
@@ -184,6 +236,15 @@ describe('call webhooks settle unknown outcomes', () => {
     const ids = (await kept()).map((k) => k.id);
     expect(ids[0]).toBe('evt-stranger');
     expect(ids).toEqual(expect.arrayContaining(['evt-noor', 'evt-gulf', 'evt-drop-1', 'evt-drop-2']));
+
+    const json = await cli(['events', '--tenant', 'acme', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const listed = JSON.parse(json.stdout) as { tenant: string; events: StoredEvent[] };
+    expect(listed.events.map((x) => [x.id, x.outcome])).toEqual((await kept()).map((x) => [x.id, x.outcome]));
+    const text = await cli(['events', '--tenant', 'acme']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('evt-stranger  unmatched (no campaign cmp-not-ours-1 of tenant acme)  campaignId=cmp-not-ours-1 number=+966500000000');
+    expect(text.stdout).toMatch(/evt-noor {2}settled \(was unknown\) {2}campaignId=cmp-/);
   });
 
   it('rate-limits each tenant on its own (429 with Retry-After)', async () => {
