@@ -33,6 +33,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
           syncConcurrency: env.SYNC_CONCURRENCY,
           inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
           runLockTtlMs: env.JOB_LOCK_MS,
+          runsKept: env.RUNS_KEPT,
         },
         shutdown,
         ...(metrics
@@ -63,6 +64,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         redis: app.redis,
         prefix: env.KEY_PREFIX,
         cooldownMs: env.CALL_COOLDOWN_HOURS * 3_600_000,
+        retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000,
         lockTtlMs: env.JOB_LOCK_MS,
         shutdown,
         webhookEvents: app.webhookEvents,

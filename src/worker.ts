@@ -176,7 +176,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     return { ready: Object.values(checks).every((c) => c.ok), checks };
   };
 
-  const campaigns = new CampaignStore(app.redis, env.KEY_PREFIX);
+  const campaigns = new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 });
   const beforeScrape = async (): Promise<void> => {
     if (!metrics) return;
     for (const [name, queue] of Object.entries(app.queues)) {

@@ -35,6 +35,8 @@ export interface CallsProcessorDeps {
   clientFor(tenant: TenantConfig): CollectionsClient;
   /** CALL_COOLDOWN_HOURS in ms. */
   cooldownMs: number;
+  /** CAMPAIGN_RETENTION_DAYS in ms (default 90 days). */
+  retentionMs?: number;
   /** How long a campaign stays owned by a worker that stopped answering. */
   lockTtlMs: number;
   /** Aborted on shutdown: the campaign stops between requests and is picked up again. */
@@ -59,7 +61,7 @@ type CallsJobData = CampaignJobData | SingleCallJobData;
 
 /** The processor of the calls queue: campaigns and single calls, each under its campaign's lock. */
 export function createCallsProcessor(deps: CallsProcessorDeps): JobProcessor<CampaignSummary | WebhookEventResult> {
-  const stores = createCallStores(deps.redis, deps.prefix, { cooldownMs: deps.cooldownMs });
+  const stores = createCallStores(deps.redis, deps.prefix, { cooldownMs: deps.cooldownMs, ...(deps.retentionMs === undefined ? {} : { retentionMs: deps.retentionMs }) });
   const lock = (data: CallsJobData, job: Job, token: string | undefined): RedisLock =>
     new RedisLock(deps.redis, stores.store.lockKey(data.campaignId), deps.lockTtlMs, ownerOf(job, token));
   const options = { lock, logger: deps.logger };

@@ -26,6 +26,8 @@ export interface SyncSettings {
   pendingMaxWaitMs: number;
   /** After an ambiguous contact create, wait this long before looking the contact up. */
   ambiguousRecheckMs: number;
+  /** Runs kept in the tenant's run history (RUNS_KEPT; default 100). */
+  runsKept?: number;
   /** No request answered for this long: the service is down, and a failing record ends the run (default 60 s). */
   serviceDownMs?: number;
 }

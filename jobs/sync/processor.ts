@@ -96,7 +96,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   if (checkpoint && !resume) await cursors.clearCheckpoint(tenant.id);
   // A run keeps its first start time across attempts (a rescheduled or resumed run is the same run).
   const existing = await runs.get(tenant.id, runId);
-  if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt });
+  if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt }, deps.settings.runsKept);
   const cancelled = attempt.cancelled ? [attempt.cancelled] : [];
   // Built after the run's record is started, so a failure here (a platform adapter that cannot be made) must end
   // that record: the run is failed with the reason, and the job with it (retrying cannot mend a setting).

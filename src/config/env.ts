@@ -91,6 +91,10 @@ export const envSchema = z.object({
   JOB_LOCK_MS: int(30_000, 1_000, 600_000),
   /** Dead letters whose last attempt is older than this many days are dropped (0 = kept until pushed or cleared). */
   DEAD_LETTER_MAX_AGE_DAYS: int(90, 0, 3650),
+  /** Runs kept per tenant in the run history (`status`, `runs`); starting a run drops the oldest beyond it. */
+  RUNS_KEPT: int(100, 1, 100_000),
+  /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */
+  CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */

@@ -50,4 +50,18 @@ describe('housekeeping', () => {
       await worker.close(5_000);
     }
   });
+
+  it('keeps RUNS_KEPT runs per tenant', async () => {
+    const kept = await startRig({
+      redisUrl: redis.url,
+      tenants: [{ id: 'lean', platform: { kind: 'memory' } }],
+      env: { KEY_PREFIX: '{kept}', RUNS_KEPT: '2' },
+    });
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await kept.sync('lean', 'full')).outcome).toBe('succeeded');
+      expect(await kept.app.stores.runs.recent('lean', 10)).toHaveLength(2);
+    } finally {
+      await kept.close();
+    }
+  });
 });

@@ -30,7 +30,7 @@ import { out, outJson, parseDateOption, requireTenant, UsageError, withRuntime, 
 import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
 function withCalls<T>(fn: (rt: Runtime, calls: CallStores) => Promise<T>): Promise<T> {
-  return withRuntime((rt) => fn(rt, createCallStores(rt.app.redis, rt.env.KEY_PREFIX, { cooldownMs: rt.env.CALL_COOLDOWN_HOURS * 3_600_000 })));
+  return withRuntime((rt) => fn(rt, createCallStores(rt.app.redis, rt.env.KEY_PREFIX, { cooldownMs: rt.env.CALL_COOLDOWN_HOURS * 3_600_000, retentionMs: rt.env.CAMPAIGN_RETENTION_DAYS * 86_400_000 })));
 }
 
 function intOption(value: string | undefined, flag: string, min: number, max: number): number | undefined {
