@@ -61,17 +61,18 @@ function kindOf(base: string, key: string): string {
   return tag < 0 ? rest.split(':')[0] ?? rest : rest.slice(0, tag);
 }
 
-/** MEMORY USAGE (all samples) of every key of `tenant` under `prefix`, by kind. */
+/** MEMORY USAGE (all samples) of every key under `prefix`, by kind (the tenant's keys by their kind). */
 export async function bytesByKind(redis: Redis, prefix: string, tenant: string): Promise<Record<string, KindBytes>> {
   const base = keyBase(prefix);
   const out: Record<string, KindBytes & { largest: number }> = {};
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${base}:*{${tenant}}*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${base}:*`, 'COUNT', 1000);
     cursor = next;
     for (const key of keys) {
       const bytes = Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
-      const kind = kindOf(base, key);
+      // Keys of no tenant (the queues' BullMQ keys, deployment-wide keys) are summed as one kind.
+      const kind = key.includes(`{${tenant}}`) ? kindOf(base, key) : 'not the tenant\'s (queues, ...)';
       const k = (out[kind] ??= { keys: 0, bytes: 0, encoding: '', largest: -1 });
       k.keys += 1;
       k.bytes += bytes;
