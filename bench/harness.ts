@@ -1,7 +1,8 @@
 /**
  * The benchmark's fixed parts: one spawned Redis, the simulator in this process, a scratch folder; and
  * deployments on them (a key prefix, a tenants file, N worker processes) with measured sync runs: wall time,
- * the simulator's counters, Redis commands and CPU, the workers' CPU and peak RSS.
+ * the simulator's counters, Redis commands and CPU, the workers' CPU and peak RSS. A deployment runs on the
+ * benchmark's Redis, or on another Redis site (`openClusterSite`: a three-master Redis Cluster the bench starts).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,19 +11,32 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { TOKEN_ROUTE } from '../src/collections/token.js';
 import { DEFAULT_JOB_OPTIONS, QUEUES, requestSync, type SyncMode } from '../src/queues/index.js';
+import { connectRedis, createRedis, redisTargetOf } from '../src/redis/connection.js';
 import { queuePrefix } from '../src/redis/keys.js';
 import { startSimulator, type Simulator, type SimulatorCounters } from '../src/simulator/index.js';
 import { createStateStores, waitForRun, type RunRecord, type StateStores } from '../src/state/index.js';
 import { spawnRedis, type SpawnedRedis } from '../test/helpers/redis.js';
+import { spawnRedisCluster } from '../test/helpers/redis-cluster.js';
 import type { ChildStats } from './child-protocol.js';
 import { redisDelta, redisSnapshot, type RedisDelta } from './redis-stats.js';
 import { cpuMsBetween, spawnBenchWorker, type BenchWorker } from './workers.js';
+
+/** Where a deployment's Redis is: the workers' environment for it and the benchmark's own connection to it. */
+export interface RedisSite {
+  readonly label: 'single' | 'cluster';
+  /** REDIS_URL or REDIS_CLUSTER_NODES, for the worker processes. */
+  readonly env: Record<string, string>;
+  /** The benchmark's own connection (enqueueing, waiting, INFO on every master). */
+  readonly admin: Redis;
+}
 
 export interface Bench {
   readonly quick: boolean;
   readonly redis: SpawnedRedis;
   /** The benchmark's own connection (enqueueing, waiting, INFO). */
   readonly admin: Redis;
+  /** The spawned Redis as a site (the default of `deploy` and `measure`). */
+  readonly single: RedisSite;
   readonly sim: Simulator;
   readonly root: string;
   log(line: string): void;
@@ -40,6 +54,7 @@ export async function openBench(options: { quick: boolean; log: (line: string) =
     quick: options.quick,
     redis,
     admin,
+    single: { label: 'single', env: { REDIS_URL: redis.url }, admin },
     sim,
     root,
     log: options.log,
@@ -48,6 +63,25 @@ export async function openBench(options: { quick: boolean; log: (line: string) =
       admin.disconnect();
       await redis.stop();
       await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A three-master Redis Cluster (redis-server processes, AOF off like the single Redis) and a connection to it. */
+export async function openClusterSite(): Promise<RedisSite & { close(): Promise<void> }> {
+  const cluster = await spawnRedisCluster({ appendonly: false });
+  const env = { REDIS_CLUSTER_NODES: cluster.nodes };
+  const target = redisTargetOf({ REDIS_URL: 'redis://127.0.0.1:6379', ...env });
+  const admin = createRedis(target, 'worker');
+  admin.on('error', () => undefined);
+  await connectRedis(admin, target);
+  return {
+    label: 'cluster',
+    env,
+    admin,
+    async close() {
+      admin.disconnect();
+      await cluster.stop();
     },
   };
 }
@@ -73,8 +107,8 @@ export interface Deployment {
 
 let deployments = 0;
 
-/** A key prefix, a tenants file and `processes` worker processes with `env` (SYNC_CONCURRENCY, ...). */
-export async function deploy(bench: Bench, name: string, tenants: TenantSetup[], processes: number, env: Record<string, string>): Promise<Deployment> {
+/** A key prefix, a tenants file and `processes` worker processes with `env` (SYNC_CONCURRENCY, ...), on `site`'s Redis. */
+export async function deploy(bench: Bench, name: string, tenants: TenantSetup[], processes: number, env: Record<string, string>, site: RedisSite = bench.single): Promise<Deployment> {
   deployments += 1;
   const prefix = `{bench-${name}-${deployments}}`;
   const tenantsFile = join(bench.root, `tenants-${name}-${deployments}.json`);
@@ -90,7 +124,7 @@ export async function deploy(bench: Bench, name: string, tenants: TenantSetup[],
   );
   for (const t of tenants) bench.sim.setClient(clientIdOf(t.id), secretOf(t.id));
   const workerEnv = {
-    REDIS_URL: bench.redis.url,
+    ...site.env,
     KEY_PREFIX: prefix,
     COLLECTIONS_BASE_URL: bench.sim.baseUrl,
     COLLECTIONS_AUTH_URL: bench.sim.authUrl,
@@ -98,9 +132,9 @@ export async function deploy(bench: Bench, name: string, tenants: TenantSetup[],
     ...env,
   };
   const workers = await Promise.all(Array.from({ length: processes }, () => spawnBenchWorker(workerEnv)));
-  const queue = new Queue(QUEUES.sync, { connection: bench.admin, prefix: queuePrefix(prefix, QUEUES.sync), defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const queue = new Queue(QUEUES.sync, { connection: site.admin, prefix: queuePrefix(prefix, QUEUES.sync), defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', () => undefined);
-  const stores = createStateStores(bench.admin, prefix);
+  const stores = createStateStores(site.admin, prefix);
   const request: Deployment['request'] = async (tenant, mode = 'incremental', trigger = 'cli') => {
     const { requestedAt } = await requestSync(queue, tenant, mode, { trigger });
     return { wait: () => waitForRun(stores.runs, tenant, { mode, requestedAt, timeoutMs: 900_000, pollMs: 100 }) };
@@ -145,10 +179,10 @@ export interface Measured<T> {
   workerStats: ChildStats[];
 }
 
-/** Runs `fn` and measures what the simulator, Redis and the worker processes did meanwhile. */
-export async function measure<T>(bench: Bench, workers: BenchWorker[], fn: () => Promise<T>): Promise<Measured<T>> {
+/** Runs `fn` and measures what the simulator, `site`'s Redis and the worker processes did meanwhile. */
+export async function measure<T>(bench: Bench, workers: BenchWorker[], fn: () => Promise<T>, site: RedisSite = bench.single): Promise<Measured<T>> {
   const c0 = bench.sim.counters();
-  const r0 = await redisSnapshot(bench.admin);
+  const r0 = await redisSnapshot(site.admin);
   const w0 = await Promise.all(workers.map((w) => w.stats()));
   const p0 = process.cpuUsage();
   const t0 = performance.now();
@@ -156,7 +190,7 @@ export async function measure<T>(bench: Bench, workers: BenchWorker[], fn: () =>
   const wallMs = performance.now() - t0;
   const p1 = process.cpuUsage(p0);
   const w1 = await Promise.all(workers.map((w) => w.stats()));
-  const r1 = await redisSnapshot(bench.admin);
+  const r1 = await redisSnapshot(site.admin);
   const c1 = bench.sim.counters();
   const unauthorized = (c: SimulatorCounters): number => Object.values(c.unauthorized).reduce((a, b) => a + b, 0);
   return {

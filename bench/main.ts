@@ -15,6 +15,7 @@ import { runTokenSection } from './sections/tokens.js';
 import { runMemorySection } from './sections/memory.js';
 import { runFairnessSection } from './sections/fairness.js';
 import { runRedisBytesSection } from './sections/redis-bytes.js';
+import { runClusterSection } from './sections/cluster.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -54,6 +55,10 @@ async function main(): Promise<void> {
     if (want('redisBytes')) {
       log('redisBytes: Redis memory per synced record (used_memory delta), by key kind');
       report.sections.redisBytes = await runRedisBytesSection(bench, p.redisBytes);
+    }
+    if (want('cluster')) {
+      log('cluster: first sync on a 3-master Redis Cluster against the single Redis; scale-out on the cluster');
+      report.sections.cluster = await runClusterSection(bench, p.cluster);
     }
   } finally {
     await bench.close();

@@ -1,4 +1,5 @@
 /** The benchmark's command line and the sizes of each section in quick and full mode. */
+import type { ClusterConfig } from './sections/cluster.js';
 import type { FairnessConfig } from './sections/fairness.js';
 import type { MemoryConfig } from './sections/memory.js';
 import type { NaiveConfig } from './sections/naive.js';
@@ -7,7 +8,7 @@ import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes'] as const;
+export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -46,6 +47,7 @@ export interface Plan {
   memory: MemoryConfig;
   fairness: FairnessConfig;
   redisBytes: RedisBytesConfig;
+  cluster: ClusterConfig;
 }
 
 export function plan(quick: boolean): Plan {
@@ -60,6 +62,10 @@ export function plan(quick: boolean): Plan {
       fairness: { latencyMs: 20, largeContacts: 1_000, smallContacts: 20, syncConcurrency: 8 },
       // about 50,000 records (4.75 a contact)
       redisBytes: { contacts: 10_500, factor: 1, syncConcurrency: 16 },
+      cluster: {
+        latencyMs: 20, syncConcurrency: 16, contacts: 640, rounds: 2,
+        scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
+      },
     };
   }
   return {
@@ -72,5 +78,9 @@ export function plan(quick: boolean): Plan {
     fairness: { latencyMs: 20, largeContacts: 4_000, smallContacts: 20, syncConcurrency: 8 },
     // about 50,000 and 500,000 records
     redisBytes: { contacts: 10_500, factor: 10, syncConcurrency: 16 },
+    cluster: {
+      latencyMs: 20, syncConcurrency: 16, contacts: 1_600, rounds: 3,
+      scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
+    },
   };
 }

@@ -1,5 +1,9 @@
-/** What the benchmark's Redis did between two moments: commands by name (INFO commandstats) and its CPU time (INFO cpu). */
+/**
+ * What the benchmark's Redis did between two moments: commands by name (INFO commandstats) and its CPU time (INFO
+ * cpu), summed over every master of a cluster.
+ */
 import type { Redis } from 'ioredis';
+import { nodesOf } from '../src/redis/connection.js';
 
 export interface RedisSnapshot {
   calls: Map<string, number>;
@@ -7,16 +11,18 @@ export interface RedisSnapshot {
 }
 
 export async function redisSnapshot(redis: Redis): Promise<RedisSnapshot> {
-  const [stats, cpu] = await Promise.all([redis.info('commandstats'), redis.info('cpu')]);
   const calls = new Map<string, number>();
-  for (const line of stats.split(/\r?\n/)) {
-    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-    if (m?.[1] !== undefined && m[2] !== undefined) calls.set(m[1], Number(m[2]));
-  }
   let cpuMs = 0;
-  for (const line of cpu.split(/\r?\n/)) {
-    const m = /^used_cpu_(sys|user):([\d.]+)/.exec(line);
-    if (m?.[2] !== undefined) cpuMs += Number(m[2]) * 1000;
+  for (const node of nodesOf(redis)) {
+    const [stats, cpu] = await Promise.all([node.info('commandstats'), node.info('cpu')]);
+    for (const line of stats.split(/\r?\n/)) {
+      const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+      if (m?.[1] !== undefined && m[2] !== undefined) calls.set(m[1], (calls.get(m[1]) ?? 0) + Number(m[2]));
+    }
+    for (const line of cpu.split(/\r?\n/)) {
+      const m = /^used_cpu_(sys|user):([\d.]+)/.exec(line);
+      if (m?.[2] !== undefined) cpuMs += Number(m[2]) * 1000;
+    }
   }
   return { calls, cpuMs };
 }

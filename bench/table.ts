@@ -8,7 +8,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes } = report.sections;
+  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes, cluster } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -61,6 +61,13 @@ export function tableRows(report: Report): Row[] {
     for (const r of redisBytes.rows) {
       const top = Object.entries(r.byKind).slice(0, 4).map(([k, v]) => `${k} ${n(v.perRecord)}`).join(', ');
       rows.push([`Redis bytes per record, ${n(r.records)} records`, `${n(r.bytesPerRecord)} B (${top})`, '<= 120 B', pct(r.bytesPerRecord / 120)]);
+    }
+  }
+  if (cluster) {
+    const f = cluster.firstSync;
+    rows.push([`first sync on a 3-master cluster, c=${cluster.config.syncConcurrency}, ${cluster.config.latencyMs} ms`, `${n(f.cluster.recordsPerS)} / ${n(f.single.recordsPerS)} rec/s (cluster / single)`, `>= ${n(f.goal, 1)}`, n(f.ratio, 2)]);
+    for (const r of cluster.scaleOut.rows) {
+      rows.push([`scale-out on the cluster, ${r.processes} process(es)`, `${n(r.recordsPerS)} rec/s, x${n(r.speedUp, 2)}`, r.processes === 1 ? '' : `>= x${n(cluster.scaleOut.goal, 1)} (ideal x${r.idealSpeedUp})`, pct(r.efficiency)]);
     }
   }
   return rows;

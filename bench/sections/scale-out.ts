@@ -1,11 +1,11 @@
 /**
  * Scale-out: the same work (several tenants' first syncs; one run per tenant at a time, so the work spreads by
- * tenant) on 1, 2, 4 worker processes sharing one Redis, latency-bound. Each process runs `jobsPerProcess`
+ * tenant) on 1, 2, 4 worker processes sharing one Redis (or one Redis Cluster: `site`), latency-bound. Each process runs `jobsPerProcess`
  * runs at once, so N processes have N times the slots: the ideal speed-up is N (while tenants >= slots).
  */
 import { join } from 'node:path';
 import { writeDataSet } from '../data.js';
-import { assertSucceeded, deploy, measure, type Bench } from '../harness.js';
+import { assertSucceeded, deploy, measure, type Bench, type RedisSite } from '../harness.js';
 
 export interface ScaleOutConfig {
   latencyMs: number;
@@ -37,7 +37,7 @@ export interface ScaleOutResult {
 
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
-export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig): Promise<ScaleOutResult> {
+export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig, site: RedisSite = bench.single): Promise<ScaleOutResult> {
   bench.sim.setFaults({ latencyMs: cfg.latencyMs, jitterMs: 0, rateLimitPerSecond: null });
   // Every tenant reads the same files; each has its own client (so its own data) in the service.
   const folder = join(bench.root, 'scale-out');
@@ -46,19 +46,22 @@ export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig): Pro
   const rows: ScaleOutRow[] = [];
   let base: number | undefined;
   for (const n of cfg.processes) {
-    const ids = Array.from({ length: cfg.tenants }, (_, i) => `so${n}-t${i + 1}`);
+    // Tenants (so their clients in the service) of their own per site: a second site's runs are first syncs too.
+    const tag = site.label === 'single' ? 'so' : `${site.label}-so`;
+    const ids = Array.from({ length: cfg.tenants }, (_, i) => `${tag}${n}-t${i + 1}`);
     const d = await deploy(
       bench,
-      `so${n}`,
+      `${tag}${n}`,
       ids.map((id) => ({ id, folder })),
       n,
       { SYNC_CONCURRENCY: String(cfg.syncConcurrency), WORKER_CONCURRENCY: String(cfg.jobsPerProcess) },
+      site,
     );
     try {
       const m = await measure(bench, d.workers, async () => {
         const pending = await Promise.all(ids.map((id) => d.request(id, 'full')));
         return Promise.all(pending.map((p) => p.wait()));
-      });
+      }, site);
       for (const run of m.value) assertSucceeded(run, `scale-out ${run.runId}`);
       const makespanMs = m.wallMs;
       base ??= makespanMs;
@@ -74,7 +77,7 @@ export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig): Pro
         efficiency: round(speedUp / idealSpeedUp, 2),
         workerCpuMs: Math.round(m.workerCpuMs),
       });
-      bench.log(`  ${n} process(es): ${records} records in ${Math.round(makespanMs)} ms, speed-up ${round(speedUp, 2)} (ideal ${idealSpeedUp})`);
+      bench.log(`  ${n} process(es) on ${site.label} Redis: ${records} records in ${Math.round(makespanMs)} ms, speed-up ${round(speedUp, 2)} (ideal ${idealSpeedUp})`);
     } finally {
       await d.close();
     }

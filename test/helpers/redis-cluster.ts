@@ -55,13 +55,13 @@ async function waitForClusterOk(port: number, timeoutMs = 20_000): Promise<void>
 /** A cluster node's redis-server arguments on top of spawnRedis' own (AOF on, so a restarted master keeps its data). */
 const NODE_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'];
 
-/** Three masters, no replicas, on random ports. */
-export async function spawnRedisCluster(options: { masters?: number } = {}): Promise<TestCluster> {
+/** Three masters, no replicas, on random ports; AOF on unless `appendonly: false` (the benchmark's, like its single Redis). */
+export async function spawnRedisCluster(options: { masters?: number; appendonly?: boolean } = {}): Promise<TestCluster> {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
     throw new Error('redis-server is not installed: apt-get install redis-server (or set REDIS_CLUSTER_NODES)');
   }
   const count = options.masters ?? 3;
-  const servers = await Promise.all(Array.from({ length: count }, () => spawnRedis({ appendonly: true, args: NODE_ARGS })));
+  const servers = await Promise.all(Array.from({ length: count }, () => spawnRedis({ appendonly: options.appendonly ?? true, args: NODE_ARGS })));
   const masters: ClusterNode[] = servers.map((server) => ({
     port: server.port,
     url: server.url,
