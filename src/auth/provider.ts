@@ -58,6 +58,13 @@ export class RedisTokenProvider implements TokenProvider {
         : null;
   }
 
+  /** A pooled lease at once (no Redis), or null: then `acquire`. */
+  tryAcquire(): TokenLease | null {
+    const pool = this.#pool;
+    const lease = pool?.take();
+    return pool && lease ? this.#pooled(pool, lease) : null;
+  }
+
   async acquire(signal?: AbortSignal): Promise<TokenLease> {
     const pool = this.#pool;
     if (pool === null) return this.#acquire(signal, null);

@@ -97,7 +97,9 @@ const MAX_EXPIRED_RETRIES = 8;
 const pathUuid = z.object({ uuid: uuidSchema });
 
 export class CollectionsClient {
-  readonly #base: string;
+  /** The base URL's origin and path, parsed once (not per request). */
+  readonly #origin: string;
+  readonly #basePath: string;
   readonly #tokens: TokenProvider;
   readonly #timeouts: Timeouts;
   readonly #retries: number;
@@ -110,7 +112,9 @@ export class CollectionsClient {
   constructor(o: CollectionsClientOptions) {
     const base = o.baseUrl.replace(/\/+$/, '');
     if (!/^https?:\/\/.+\/api-service\/v1$/.test(base)) throw new TypeError('baseUrl must be an http(s) URL ending with /api-service/v1');
-    this.#base = base;
+    const parsed = new URL(base);
+    this.#origin = parsed.origin;
+    this.#basePath = parsed.pathname;
     this.#tokens = o.tokens;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...o.timeouts };
     this.#retries = o.retries ?? 4;
@@ -227,10 +231,10 @@ export class CollectionsClient {
     const started = performance.now();
     let status: number | string = 'error';
     try {
-      const url = new URL(this.#base + op.path + (op.query && op.query.size > 0 ? `?${op.query.toString()}` : ''));
+      const path = this.#basePath + op.path + (op.query && op.query.size > 0 ? `?${op.query.toString()}` : '');
       const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${lease.token}` };
       if (op.body !== undefined) headers['content-type'] = 'application/json';
-      const req = op.body === undefined ? { url, method: op.method, headers } : { url, method: op.method, headers, body: JSON.stringify(op.body) };
+      const req = { origin: this.#origin, path, method: op.method, headers, ...(op.body === undefined ? {} : { body: JSON.stringify(op.body) }) };
       const res = await send(this.#dispatcher, req, {
         route: op.route,
         idempotent: op.idempotent,
@@ -247,12 +251,16 @@ export class CollectionsClient {
     } finally {
       await this.#release(lease);
       const durationMs = Math.round(performance.now() - started);
-      this.#log.debug({ route: op.route, method: op.method, status, durationMs, attempt }, 'collections request');
+      if (this.#log.isLevelEnabled('debug')) this.#log.debug({ route: op.route, method: op.method, status, durationMs, attempt }, 'collections request');
       this.#report({ route: op.route, method: op.method, status, durationMs, attempt });
     }
   }
 
   async #acquire(route: string, deadlineMs: number, signal: AbortSignal | undefined): Promise<TokenLease> {
+    if (signal?.aborted) throw new AbortedError({ route, cause: signal.reason });
+    // A lease at hand (pooled, or a fixed token): no wait to set up.
+    const ready = this.#tokens.tryAcquire?.();
+    if (ready) return ready;
     const remaining = deadlineMs - Date.now();
     if (remaining <= 0) throw new TransientError({ route, message: 'request time budget spent before sending' });
     const timeout = AbortSignal.timeout(remaining);

@@ -86,9 +86,14 @@ export class FixedTokenProvider implements TokenProvider {
   readonly #token: string;
   constructor(token: string) {
     this.#token = token;
+    this.#lease = { token: this.#token, version: 0, release: noop };
   }
+  readonly #lease: TokenLease;
   async acquire(): Promise<TokenLease> {
-    return { token: this.#token, version: 0, release: noop };
+    return this.#lease;
+  }
+  tryAcquire(): TokenLease {
+    return this.#lease;
   }
   async rejected(): Promise<void> {}
 }

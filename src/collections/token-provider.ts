@@ -17,6 +17,11 @@ export interface TokenProvider {
   /** Waits at the gate if a rotation is under way, then takes a lease on the current token. */
   acquire(signal?: AbortSignal): Promise<TokenLease>;
   /**
+   * A lease at once, without waiting or any I/O (a pooled one, or a fixed token), or null: then `acquire`. Lets
+   * the client skip setting up a wait on the hot path.
+   */
+  tryAcquire?(): TokenLease | null;
+  /**
    * The service answered 401 to a request made with `lease`. The provider rotates only if the stored
    * version is still `lease.version` (compare-and-refresh); the client then acquires again and retries.
    */

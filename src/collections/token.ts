@@ -42,7 +42,7 @@ export async function requestToken(o: RequestTokenOptions): Promise<IssuedToken>
   try {
     res = await send(
       o.dispatcher ?? getGlobalDispatcher(),
-      { url, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(checked.data) },
+      { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(checked.data) },
       { route, idempotent: true, signal: o.signal, timeoutMs, headersMs: timeoutMs, bodyMs: timeoutMs },
     );
   } catch (err) {
