@@ -244,8 +244,9 @@ export class QuickBooksAdapter implements PlatformAdapter {
   }
 
   /**
-   * Reads `candidates` (id -> deletion stamp) by Id: those QuickBooks still serves are yielded as they are now
-   * (the change feed called them deleted wrongly); the rest are yielded deleted, from what the adapter remembers.
+   * Reads `candidates` (id -> deletion stamp) by Id: those QuickBooks still serves are left to the query listing
+   * (a change-feed "deletion" of an updated entity is stamped after `since`, so the listing yields it; an entity
+   * the check finds unchanged has nothing to yield); the rest are yielded deleted, from what the adapter remembers.
    */
   private async confirmGone<E extends Entity>(entity: E, candidates: ReadonlyMap<string, number>, signal?: AbortSignal): Promise<Page<E>> {
     const name = QBO_ENTITY[entity];
@@ -257,14 +258,10 @@ export class QuickBooksAdapter implements PlatformAdapter {
       const body = await this.http.get('query', { query: queryStatement(name, { ids: chunk }) }, `query ${name} by Id`, signal);
       const parsed = parseQueryResponse(body, name);
       if (!parsed.ok) throw new PlatformError('PLATFORM_BAD_RESPONSE', `quickbooks: query ${name} by Id: ${parsed.reason}`, false);
-      const wanted = new Set(chunk);
-      const found = parsed.items.filter((item) => {
-        const id = mapQboItem(entity, item, this.options.realmId).position?.id;
-        if (id === undefined || !wanted.has(id)) return false;
-        present.add(id);
-        return true;
-      });
-      await this.yieldItems(entity, found, page, (id) => placeOf(entity, id, 'read by Id'));
+      for (const item of parsed.items) {
+        const id = item !== null && typeof item === 'object' ? (item as Record<string, unknown>)['Id'] : undefined;
+        if (typeof id === 'string') present.add(id.trim());
+      }
     }
     const gone = ids.filter((id) => !present.has(id));
     const remembered = await this.memory.get(entity, gone);
