@@ -1,24 +1,11 @@
-/** Wiring shared by the QuickBooks tests: a double, an adapter on its own Redis connection, full reads. */
-import { Writable } from 'node:stream';
+/** Wiring shared by the QuickBooks tests: a double and an adapter on its own Redis connection (full reads: the Xero harness's). */
 import { Redis } from 'ioredis';
-import type { Entity } from '../../../src/glossary.js';
-import { createLogger, type Logger } from '../../../src/logger.js';
 import { QuickBooksAdapter, type QuickBooksAccess, type QuickBooksAdapterOptions, type QuickBooksLease } from '../../../src/platforms/quickbooks/index.js';
 import { PlatformRateLimitedError } from '../../../src/platforms/types.js';
-import type { RecordOf } from '../../../src/platforms/records.js';
-import type { BadRecord, Cursor } from '../../../src/platforms/types.js';
+import { capturingLogger } from '../xero/harness.js';
 import { QBO_TEST_TOKEN, type QboDouble } from './double.js';
 
-export function capturingLogger(): { logger: Logger; logs: string[] } {
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      logs.push(chunk.toString('utf8'));
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', destination: sink }), logs };
-}
+export { capturingLogger, readAll, type ReadAll } from '../xero/harness.js';
 
 /**
  * A QuickBooksAccess for adapter tests: a fixed token (switched by `onRefresh` when the API refuses it), leases
@@ -80,34 +67,4 @@ export function makeAdapter(double: QboDouble, redisUrl: string, prefix: string,
       redis.disconnect();
     },
   };
-}
-
-export interface ReadAll<E extends Entity> {
-  records: RecordOf[E][];
-  bad: BadRecord[];
-  pages: number;
-}
-
-/** Reads a whole listing; `between` runs after each page (to change data mid-listing). */
-export async function readAll<E extends Entity>(
-  adapter: QuickBooksAdapter,
-  entity: E,
-  options: { since?: Cursor; pageSize?: number; between?: (page: number) => void } = {},
-): Promise<ReadAll<E>> {
-  const out: ReadAll<E> = { records: [], bad: [], pages: 0 };
-  let pageToken: string | undefined;
-  for (;;) {
-    const page = await adapter.readPage(entity, {
-      ...(options.since ? { since: options.since } : {}),
-      ...(pageToken !== undefined ? { pageToken } : {}),
-      pageSize: options.pageSize ?? 100,
-    });
-    out.pages += 1;
-    out.records.push(...page.records);
-    out.bad.push(...page.bad);
-    options.between?.(out.pages);
-    if (page.nextPageToken === undefined) return out;
-    if (out.pages > 2000) throw new Error('listing does not end');
-    pageToken = page.nextPageToken;
-  }
 }

@@ -6,7 +6,7 @@ import { Secret } from '../../../src/config/secret.js';
 import type { Entity } from '../../../src/glossary.js';
 import { createLogger, type Logger } from '../../../src/logger.js';
 import type { RecordOf } from '../../../src/platforms/records.js';
-import type { BadRecord, Cursor } from '../../../src/platforms/types.js';
+import type { BadRecord, Cursor, PlatformAdapter } from '../../../src/platforms/types.js';
 import { XeroAdapter, type XeroAdapterOptions } from '../../../src/platforms/xero/index.js';
 import { FakeXero, type FakeXeroOptions } from './fake-xero.js';
 import { prefixPattern } from '../../../src/redis/keys.js';
@@ -90,9 +90,9 @@ export interface ReadAll<E extends Entity> {
   pages: number;
 }
 
-/** Reads a whole listing; `between` runs after each page (to change data mid-listing). */
+/** Reads a whole listing of any adapter; `between` runs after each page (to change data mid-listing). */
 export async function readAll<E extends Entity>(
-  adapter: XeroAdapter,
+  adapter: PlatformAdapter,
   entity: E,
   options: { since?: Cursor; pageSize?: number; between?: (page: number) => void } = {},
 ): Promise<ReadAll<E>> {
