@@ -22,7 +22,7 @@ const syncJobSchema = z.strictObject({
   mode: syncModeSchema,
   /** Backfill from this date (YYYY-MM-DD) instead of the beginning; full mode only. */
   since: z.iso.date().optional(),
-  trigger: z.enum(['schedule', 'cli', 'reconcile', 'api', 'test']).default('cli'),
+  trigger: z.enum(['schedule', 'cli', 'reconcile', 'api', 'webhook', 'test']).default('cli'),
   requestedAt: z.number().int().positive(),
 });
 

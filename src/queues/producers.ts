@@ -10,21 +10,29 @@ import type { Logger } from '../logger.js';
 import { addJob, parseJobData, type CampaignJobData, type JobData, type JobInput, type SingleCallJobData, type SyncJobData, type SyncMode } from './jobs.js';
 import { ensureRefreshSchedules } from './schedulers.js';
 
-/** Enqueues a sync run. One queued job per (tenant, mode): a repeat request joins it; a run in progress makes it wait. */
+/**
+ * Enqueues a sync run. One queued job per (tenant, mode): a repeat request joins it; a run in progress makes it wait.
+ * `delayMs`: the run starts no sooner, and requests meanwhile join it (a debounce).
+ */
 export async function requestSync(
   syncQueue: Queue,
   tenantId: string,
   mode: SyncMode,
-  options: { since?: string; trigger?: SyncJobData['trigger'] } = {},
+  options: { since?: string; trigger?: SyncJobData['trigger']; delayMs?: number } = {},
 ): Promise<{ jobId: string | undefined; requestedAt: number }> {
   const requestedAt = Date.now();
-  const { job } = await addJob(syncQueue, 'sync', {
-    tenantId,
-    mode,
-    trigger: options.trigger ?? 'cli',
-    requestedAt,
-    ...(options.since ? { since: options.since } : {}),
-  });
+  const { job } = await addJob(
+    syncQueue,
+    'sync',
+    {
+      tenantId,
+      mode,
+      trigger: options.trigger ?? 'cli',
+      requestedAt,
+      ...(options.since ? { since: options.since } : {}),
+    },
+    options.delayMs,
+  );
   return { jobId: job.id, requestedAt };
 }
 

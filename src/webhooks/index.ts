@@ -1,16 +1,19 @@
 /**
  * The webhook receiver wired to the app (the worker starts it when WEBHOOK_PORT is set): the tenants' secrets, the
- * kept events, the calls queue and the metrics. See server.ts for the HTTP side and events.ts for what is kept.
+ * kept events, the calls queue and the metrics; QuickBooks change notifications request incremental runs. See server.ts for the HTTP side and events.ts for what is kept.
  */
 import type { App } from '../app.js';
-import { enqueueWebhookEvent } from '../queues/index.js';
+import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 
 export { WebhookEvents, findRequestMetadata, eventIdOf, type StoredEvent, type WebhookOutcome } from './events.js';
 export { MAX_BODY_BYTES, type WebhookServer } from './server.js';
 
-export async function startWebhooks(app: App, o: { port: number; host: string }): Promise<WebhookServer> {
+/** How long a run requested by a QuickBooks notification waits for more notifications to join it. */
+export const QUICKBOOKS_DEBOUNCE_MS = 5_000;
+
+export async function startWebhooks(app: App, o: { port: number; host: string; quickBooksDebounceMs?: number }): Promise<WebhookServer> {
   const { env, logger, metrics } = app;
   const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
   return startWebhookServer({
@@ -29,6 +32,15 @@ export async function startWebhooks(app: App, o: { port: number; host: string })
       await enqueueWebhookEvent(app.queues.calls, tenant, id, receivedAt);
       return { eventId: id, duplicate };
     },
+    quickbooks: {
+      tenants: () =>
+        app.tenants().flatMap((t) =>
+          t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined ? [{ id: t.id, realmId: t.platform.realmId, verifierToken: t.platform.webhookVerifierToken }] : [],
+        ),
+      // Debounced: the run waits a few seconds, and notifications meanwhile join it (one queued run per tenant).
+      requestSync: async (id) => void (await requestSync(app.queues.sync, id, 'incremental', { trigger: 'webhook', delayMs: o.quickBooksDebounceMs ?? QUICKBOOKS_DEBOUNCE_MS })),
+    },
+    onQuickBooks: (tenant, outcome) => count(tenant, outcome),
     onRefused: (tenant) => count(tenant, 'refused'),
     onAccepted: (tenant, r) => {
       if (r.duplicate) count(tenant, 'duplicate');

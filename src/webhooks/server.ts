@@ -11,6 +11,9 @@
  *   body not JSON                                              400
  *   otherwise                                                  200 at once: the event is kept and a job settles it
  *
+ * `POST /webhooks/quickbooks`: Intuit's change notifications (issue 15), verified with `intuit-signature`; each
+ * realm's tenant gets one deduplicated, debounced incremental run (quickBooksRoute below).
+ *
  * Secrets are compared in constant time (digests of equal length). The work is done by a job (`accept`), so the
  * answer takes one or two Redis round trips.
  */
@@ -20,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { z } from 'zod';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
 
@@ -47,7 +51,32 @@ export interface WebhookServerOptions {
   /** Counts what became of a request: refused, or accepted (duplicate or new). */
   onRefused?(tenantId: string | undefined, reason: Refusal): void;
   onAccepted?(tenantId: string, result: AcceptResult): void;
+  /** Counts what a QuickBooks notification led to, per tenant (undefined: a realm of no tenant). */
+  onQuickBooks?(tenantId: string | undefined, outcome: 'sync_requested' | 'ignored'): void;
+  /** QuickBooks change notifications (`POST /webhooks/quickbooks`); absent: that route is not served. */
+  quickbooks?: QuickBooksNotifications;
 }
+
+/** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
+export interface QuickBooksNotifications {
+  /** The quickbooks tenants that have a webhookVerifierToken. */
+  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[];
+  /** Requests one (deduplicated, debounced) incremental run of the tenant. */
+  requestSync(tenantId: string): Promise<void>;
+}
+
+/** Intuit's change notification (only what is read of it: the realms; entities are logged by count). */
+const intuitNotificationSchema = z.object({
+  eventNotifications: z.array(
+    z.object({
+      realmId: z.string().min(1),
+      dataChangeEvent: z.object({ entities: z.array(z.object({ name: z.string(), id: z.string(), operation: z.string() }).loose()) }).loose().optional(),
+    }).loose(),
+  ),
+});
+
+/** Intuit's notifications may carry many entities; a bigger cap than a call event's. */
+export const MAX_QUICKBOOKS_BODY_BYTES = 512 * 1024;
 
 export interface WebhookServer {
   port: number;
@@ -95,7 +124,7 @@ function isJsonType(contentType: string | undefined): boolean {
 
 export function webhookApp(o: WebhookServerOptions): Hono {
   const limiter = new RateLimiter(o.ratePerMin);
-  const refuse = (c: Context, tenant: string | undefined, reason: Refusal, status: 400 | 401 | 413 | 415 | 429, detail: string, headers: Record<string, string> = {}) => {
+  const refuse = (c: Context, tenant: string | undefined, reason: Refusal, status: 400 | 401 | 413 | 415 | 429, detail: string, headers: Record<string, string> = {}): Response => {
     o.onRefused?.(tenant, reason);
     o.logger.warn({ tenant: tenant ?? '(unknown)', reason, status }, 'webhook refused');
     return c.json({ detail }, status, headers);
@@ -128,12 +157,57 @@ export function webhookApp(o: WebhookServerOptions): Hono {
       return c.json({ ok: true, eventId: result.eventId, duplicate: result.duplicate }, 200);
     },
   );
+  if (o.quickbooks) quickBooksRoute(app, o.quickbooks, o, refuse);
   app.notFound((c) => c.json({ detail: 'not found' }, 404));
   app.onError((err, c) => {
     o.logger.error({ err: err.message, path: c.req.path }, 'webhook: request failed (the sender should retry)');
     return c.json({ detail: 'not accepted, try again later' }, 503);
   });
   return app;
+}
+
+type Refuse = (c: Context, tenant: string | undefined, reason: Refusal, status: 400 | 401 | 413 | 415 | 429, detail: string) => Response;
+
+/**
+ * `POST /webhooks/quickbooks`: the body's HMAC-SHA256 (base64, `intuit-signature`) under the verifier token of the
+ * tenant(s) of a realm it names; 401 when no token verifies it (nothing changes). Each realm whose tenant's token
+ * verified it gets one requested run; a realm of no tenant is logged and ignored. 200 once the runs are requested.
+ */
+function quickBooksRoute(app: Hono, qb: QuickBooksNotifications, o: WebhookServerOptions, refuse: Refuse): void {
+  app.post(
+    '/webhooks/quickbooks',
+    bodyLimit({ maxSize: MAX_QUICKBOOKS_BODY_BYTES, onError: (c) => refuse(c, undefined, 'too_large', 413, `the body is over ${MAX_QUICKBOOKS_BODY_BYTES} bytes`) }),
+    async (c) => {
+      const raw = new Uint8Array(await c.req.arrayBuffer());
+      const signature = Buffer.from(c.req.header('intuit-signature')?.trim() ?? '', 'base64');
+      const verified = qb.tenants().filter((t) => signature.length > 0 && same(signature, createHmac('sha256', t.verifierToken.reveal()).update(raw).digest()));
+      if (verified.length === 0) return refuse(c, undefined, 'bad_secret', 401, 'unauthorized');
+      let parsed;
+      try {
+        parsed = intuitNotificationSchema.safeParse(JSON.parse(Buffer.from(raw).toString('utf8')));
+      } catch {
+        return refuse(c, undefined, 'bad_json', 400, 'the body is not valid JSON');
+      }
+      if (!parsed.success) return refuse(c, undefined, 'bad_json', 400, 'not a QuickBooks change notification (eventNotifications[].realmId)');
+      const requested = new Set<string>();
+      for (const n of parsed.data.eventNotifications) {
+        const tenants = verified.filter((t) => t.realmId === n.realmId);
+        if (tenants.length === 0) {
+          o.logger.info({ realmId: n.realmId }, 'QuickBooks notification for a realm of no tenant (of the app whose token signed it) ignored');
+          o.onQuickBooks?.(undefined, 'ignored');
+          continue;
+        }
+        for (const t of tenants) {
+          if (requested.has(t.id)) continue;
+          requested.add(t.id);
+          await qb.requestSync(t.id);
+          o.onQuickBooks?.(t.id, 'sync_requested');
+          o.logger.info({ tenant: t.id, realmId: n.realmId, entities: n.dataChangeEvent?.entities.length ?? 0 }, 'QuickBooks change notification: incremental run requested');
+        }
+      }
+      return c.json({ ok: true }, 200);
+    },
+  );
 }
 
 export async function startWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {

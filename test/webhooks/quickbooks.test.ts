@@ -1,0 +1,85 @@
+/**
+ * QuickBooks change notifications on the webhook receiver (issue 15 item 6): `intuit-signature` (base64
+ * HMAC-SHA256 of the raw body under the app's verifier token) is checked; a valid notification requests exactly
+ * one incremental run of the realm's tenant however often it comes in a burst (debounced, deduplicated); a bad
+ * signature changes nothing; a realm of no tenant is logged and ignored. The worker here works the calls queue
+ * only, so the requested run stays queued where the test can count it.
+ */
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOBS } from '../../src/queues/index.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, type Rig } from '../helpers/rig.js';
+
+const VERIFIER = 'qbo-verifier-token-0123456789';
+const OTHER_VERIFIER = 'qbo-verifier-token-of-another-app';
+const qbo = (id: string, realmId: string, verifier: string, clientId: string) => ({
+  id,
+  platform: { kind: 'quickbooks', clientId, clientSecret: `${clientId}-secret`, refreshToken: `${id}-refresh`, realmId, environment: 'sandbox', webhookVerifierToken: verifier },
+});
+
+describe('QuickBooks change notifications', () => {
+  let redis: TestRedis;
+  let rig: Rig;
+  let url: string;
+  const notification = (...realms: string[]) =>
+    JSON.stringify({
+      eventNotifications: realms.map((realmId) => ({
+        realmId,
+        dataChangeEvent: { entities: [{ name: 'Invoice', id: '1042', operation: 'Update', lastUpdated: '2026-11-25T10:00:00.000Z' }] },
+      })),
+    });
+  const sign = (body: string, token = VERIFIER) => createHmac('sha256', token).update(body).digest('base64');
+  const post = (body: string, signature: string | undefined) =>
+    fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { 'intuit-signature': signature }) } });
+  const syncJobs = async () => (await rig.app.queues.sync.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed'])).filter((j) => j.name === JOBS.sync.name);
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [qbo('books', '9130350000000001', VERIFIER, 'qbo-app'), qbo('books-two', '9130350000000002', OTHER_VERIFIER, 'qbo-app-two')],
+      env: { PLATFORM_TOKEN_KEY: 'a'.repeat(64) },
+      worker: { queues: ['calls'], webhookPort: 'random', webhookHost: '127.0.0.1' },
+      logLevel: 'info',
+    });
+    url = `http://127.0.0.1:${rig.worker!.webhooks!.port}/webhooks/quickbooks`;
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+  });
+
+  it('refuses a bad or missing signature, and one made with another app\'s token for this realm, requesting nothing', async () => {
+    const body = notification('9130350000000001');
+    expect((await post(body, sign(body, 'not-the-verifier-token'))).status).toBe(401);
+    expect((await post(body, undefined)).status).toBe(401);
+    expect((await post(body, 'bm90IGJhc2U2NCBvZiBhbiBITUFD')).status).toBe(401);
+    // Signed by the other app: it verifies, but this realm is not that app's tenant's.
+    const answer = await post(body, sign(body, OTHER_VERIFIER));
+    expect(answer.status).toBe(200);
+    expect(await syncJobs()).toEqual([]);
+  });
+
+  it('a valid notification posted 3 times quickly requests exactly one incremental run of that tenant', async () => {
+    const body = notification('9130350000000001');
+    const answers = await Promise.all([post(body, sign(body)), post(body, sign(body)), post(body, sign(body))]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const jobs = await syncJobs();
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]?.data).toMatchObject({ tenantId: 'books', mode: 'incremental', trigger: 'webhook' });
+    expect(await jobs[0]?.getState()).toBe('delayed');
+    expect(rig.logs.filter((l) => l.includes('incremental run requested'))).toHaveLength(3);
+  });
+
+  it('ignores a realm of no tenant with a log line', async () => {
+    const body = notification('4620816365000000999');
+    expect((await post(body, sign(body))).status).toBe(200);
+    expect(rig.logs.filter((l) => l.includes('4620816365000000999') && l.includes('realm of no tenant'))).toHaveLength(1);
+    expect((await syncJobs()).map((j) => (j.data as { tenantId: string }).tenantId)).toEqual(['books']);
+    const text = await rig.metrics.registry.metrics();
+    expect(text).toContain('collections_sync_webhook_events_total{tenant="books",outcome="sync_requested"} 3');
+    expect(text).toContain('collections_sync_webhook_events_total{tenant="(unknown)",outcome="ignored"} 2');
+    expect(text).toContain('collections_sync_webhook_events_total{tenant="(unknown)",outcome="refused"} 3');
+  });
+});
