@@ -89,6 +89,11 @@ export default tseslint.config(
     ['**/collections/**', '**/auth/**', '**/platforms/**', '**/mapping/**', '**/state/**', '**/calls/**', '**/sync/**', '**/jobs/**', '**/queues/**', '**/ops/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', '**/cli.js', 'bullmq', 'undici'],
     'redis is the floor every room stands on: it imports nothing of ours but config and logger types',
   ),
+  rooms(
+    ['src/webhooks/**'],
+    ['**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/client*', '**/collections/http*', '**/sync/**', '**/cli/**', '**/demo/**', '**/simulator/**', 'undici'],
+    'the webhook receiver keeps events and enqueues jobs; it reads no platform and sends nothing (settling is a calls job)',
+  ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
   // src/ never imports jobs/ (a rule of its own, so it holds beside every room's): processors depend on src/,
