@@ -119,6 +119,11 @@ export function out(line: string): void {
   process.stdout.write(`${printable(line)}\n`);
 }
 
+/** Writes a warning for people to stderr (beside --json output, which stays parseable), control characters escaped. */
+export function warn(line: string): void {
+  process.stderr.write(`collections-sync: WARNING ${printable(line)}\n`);
+}
+
 /**
  * Writes `--json` output: JSON.stringify escapes C0 controls in strings already; DEL and C1 go out as \u escapes
  * too (the same JSON, and safe on a terminal).

@@ -45,7 +45,7 @@ describe('housekeeping', () => {
       while ((await app.stores.deadLetters.count('acme')) > 1 || (await campaigns.countUnknown('acme')) > 1) await sleep(50);
       expect((await app.stores.deadLetters.list('acme')).map((e) => e.key)).toEqual(['invoices:id:still-failing']);
       expect([...(await campaigns.unknownOf('acme')).keys()]).toEqual(['live-campaign']);
-      expect(rig.logs.join('')).toMatch(/"deadLetters":2,"unknownOutcomes":2,"msg":"housekeeping: dropped expired entries"/);
+      expect(rig.logs.join('')).toMatch(/"deadLetters":2,"unknownOutcomes":2,"webhookEvents":0,"msg":"housekeeping: dropped expired entries"/);
     } finally {
       await worker.close(5_000);
     }

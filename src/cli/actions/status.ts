@@ -4,7 +4,7 @@
  */
 import { ENTITIES } from '../../glossary.js';
 import { describeCounts } from '../progress.js';
-import { openStateRuntime, out, outJson, requireTenant } from '../runtime.js';
+import { openStateRuntime, out, outJson, requireTenant, warn } from '../runtime.js';
 
 const ago = (ms: number | null | undefined): string => {
   if (ms === undefined || ms === null) return '-';
@@ -34,8 +34,9 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
         }),
       ),
     ]);
+    // The eviction warning goes to stderr as well, where the commands that open the App log it at start.
+    if (redisWarning !== undefined) warn(`redis: ${redisWarning}`);
     if (o.json) return outJson({ redis: { warning: redisWarning ?? null }, queues, tenants: report }, 2);
-    if (redisWarning !== undefined) out(`redis: WARNING ${redisWarning}`);
     out('queues:');
     for (const [name, c] of Object.entries(queues)) out(`  ${name.padEnd(13)} ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     for (const r of report) {
