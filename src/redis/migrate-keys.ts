@@ -4,7 +4,10 @@
  * configured tenant's state (id maps and hashes, intents, cursors, checkpoint, dead letters, pending invoices,
  * payment ledger, runs, record mirror, flags, call ledger, campaign index), call campaigns, Xero tokens. Left
  * alone: short-lived keys (locks, rate-limit counters, the token protocol's keys: a new token is fetched) and
- * BullMQ's old queues (drain them before the upgrade; schedules are recreated at start).
+ * BullMQ's old queues (under KEY_PREFIX itself, today under `queuePrefix`): their jobs are not moved (a job's
+ * keys, ids and scripts are BullMQ's, and a run requested again does the same work), only counted, so the dry
+ * run says which jobs the old version left waiting (drain them before the upgrade, or request those runs again
+ * after it); schedules are recreated at start.
  *
  * One key at a time with DUMP/RESTORE (type, value and TTL kept, across cluster nodes), then the old key is
  * deleted. Idempotent and resumable: a key whose new name exists is already moved (its old copy, if a kill left
@@ -79,6 +82,35 @@ export interface MigrationReport {
   byOwner: Record<string, number>;
   /** Stopped after `limit` moves; run again to go on. */
   stopped: boolean;
+  /** Jobs in the old layout's BullMQ queues (not moved, see above), by queue; queues without any left out. */
+  oldQueueJobs: Record<string, OldQueueJobs>;
+}
+
+export interface OldQueueJobs {
+  /** Waiting, paused or prioritized: requested, never started. */
+  waiting: number;
+  delayed: number;
+  /** Started by a worker of the old version (it finishes or stalls there). */
+  active: number;
+}
+
+/** The jobs of each old queue (BullMQ's keys under `<KEY_PREFIX>:<queue>:`), read with plain commands. */
+export async function oldQueueJobs(redis: Redis, prefix: string, queues: readonly string[]): Promise<Record<string, OldQueueJobs>> {
+  const out: Record<string, OldQueueJobs> = {};
+  for (const queue of queues) {
+    const k = (suffix: string): string => `${prefix}:${queue}:${suffix}`;
+    const count = async (key: string): Promise<number> => {
+      const type = await redis.type(key);
+      return type === 'list' ? redis.llen(key) : type === 'zset' ? redis.zcard(key) : 0;
+    };
+    const jobs: OldQueueJobs = {
+      waiting: (await count(k('wait'))) + (await count(k('paused'))) + (await count(k('prioritized'))),
+      delayed: await count(k('delayed')),
+      active: await count(k('active')),
+    };
+    if (jobs.waiting + jobs.delayed + jobs.active > 0) out[queue] = jobs;
+  }
+  return out;
 }
 
 export interface MigrateOptions {
@@ -89,6 +121,8 @@ export interface MigrateOptions {
   /** Move at most this many keys, then stop (batches; resumable). */
   limit?: number;
   onMoved?: (key: OldKey) => void;
+  /** The BullMQ queue names whose old jobs to count (QUEUES). */
+  queues?: readonly string[];
 }
 
 function escapeGlob(s: string): string {
@@ -110,7 +144,7 @@ async function* oldKeys(redis: Redis, prefix: string): AsyncGenerator<string> {
 export async function migrateKeys(redis: Redis, options: MigrateOptions): Promise<MigrationReport> {
   const { prefix, apply } = options;
   const tenants = new Set(options.tenants);
-  const report: MigrationReport = { applied: apply, moved: 0, wouldMove: 0, already: 0, shortLived: 0, otherTenants: {}, byOwner: {}, stopped: false };
+  const report: MigrationReport = { applied: apply, moved: 0, wouldMove: 0, already: 0, shortLived: 0, otherTenants: {}, byOwner: {}, stopped: false, oldQueueJobs: await oldQueueJobs(redis, prefix, options.queues ?? []) };
   for await (const key of oldKeys(redis, prefix)) {
     const old = classifyOldKey(prefix, key);
     if (!old) continue;

@@ -10,8 +10,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { QUEUES } from '../../src/queues/names.js';
 import { nodesOf } from '../../src/redis/connection.js';
 import { keyBase } from '../../src/redis/keys.js';
 import { sampleData } from '../../src/sample/generate.js';
@@ -90,6 +92,12 @@ describe('upgrading from the layout before issue 13', () => {
     await rig.app.redis.set(`${p}:xero:org-1:oauth`, '{"v":1}');
     await rig.app.redis.set(`${p}:xero:org-1:minute`, '1', 'PX', 60_000); // a rate-limit counter: left to expire
     await rig.app.redis.hset(`${p}:ids:ghost:contacts`, 'c1', 'x'); // a tenant no longer in the tenants file
+    // The old version's sync queue (BullMQ under KEY_PREFIX itself) with a run requested and one delayed: counted, not moved.
+    const oldQueue = new Queue(QUEUES.sync, { connection: rig.app.redis, prefix: p });
+    oldQueue.on('error', () => undefined);
+    await oldQueue.add('run', { tenantId: 'acme' }, { jobId: 'old-1' });
+    await oldQueue.add('run', { tenantId: 'acme' }, { jobId: 'old-2', delay: 3_600_000 });
+    await oldQueue.close();
     const old = await allKeys();
     expect(old).toContain(`${p}:ids:acme:contacts`);
     expect(old).toContain(`${p}:cursors:acme`);
@@ -103,12 +111,13 @@ describe('upgrading from the layout before issue 13', () => {
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/would move \d+ keys .*add --yes/);
     expect(dry.stdout).toMatch(/not in the tenants file: ghost \(1\)/);
+    expect(dry.stdout).toMatch(/old queues still hold jobs \(not moved\): sync 1 waiting, 1 delayed, 0 active/);
     expect(await allKeys()).toEqual(old);
 
     // Stopped after 3 keys (as a kill would leave it), then run again: completes; a third run has nothing to do.
     const part = cli(['migrate-keys', '--yes', '--limit', '3', '--json']);
     expect(part.code, part.stderr).toBe(0);
-    expect(JSON.parse(part.stdout)).toMatchObject({ applied: true, moved: 3, stopped: true });
+    expect(JSON.parse(part.stdout)).toMatchObject({ applied: true, moved: 3, stopped: true, oldQueueJobs: { sync: { waiting: 1, delayed: 1, active: 0 } } });
     const rest = cli(['migrate-keys', '--yes', '--json']);
     expect(rest.code, rest.stderr).toBe(0);
     const restReport = JSON.parse(rest.stdout) as { moved: number; stopped: boolean; shortLived: number };

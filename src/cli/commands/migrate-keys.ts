@@ -16,10 +16,11 @@ export function registerMigrateKeys(program: Command): void {
       const limit = o.limit === undefined ? undefined : Number(o.limit);
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new UsageError('--limit must be a positive whole number');
       const { migrateKeys } = await import('../../redis/migrate-keys.js');
+      const { QUEUES } = await import('../../queues/names.js');
       const rt = await openRuntime('producer');
       try {
         const tenants = rt.app.tenants().map((t) => t.id);
-        const report = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, ...(limit !== undefined ? { limit } : {}) });
+        const report = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, queues: Object.values(QUEUES), ...(limit !== undefined ? { limit } : {}) });
         if (o.json) return out(JSON.stringify(report, null, 2));
         const others = Object.entries(report.otherTenants);
         if (report.applied) out(`moved ${report.moved} keys; ${report.already} were already moved`);
@@ -28,6 +29,11 @@ export function registerMigrateKeys(program: Command): void {
         if (report.shortLived > 0) out(`left to expire: ${report.shortLived} short-lived keys (locks, rate limits, token protocol)`);
         if (others.length > 0) out(`left in place, not in the tenants file: ${others.map(([t, n]) => `${t} (${n})`).join(', ')}`);
         if (report.stopped) out(`stopped after --limit ${limit ?? ''}: run again to go on`);
+        const queued = Object.entries(report.oldQueueJobs);
+        if (queued.length > 0) {
+          out(`old queues still hold jobs (not moved): ${queued.map(([q, j]) => `${q} ${j.waiting} waiting, ${j.delayed} delayed, ${j.active} active`).join('; ')}`);
+          out('  let the old version drain them before the upgrade, or request those runs again after it (collections-sync sync --tenant <id> --full)');
+        }
         return undefined;
       } finally {
         await rt.close();
