@@ -69,6 +69,8 @@ export function tableRows(report: Report): Row[] {
     for (const r of cluster.scaleOut.rows) {
       rows.push([`scale-out on the cluster, ${r.processes} process(es)`, `${n(r.recordsPerS)} rec/s, x${n(r.speedUp, 2)}`, r.processes === 1 ? '' : `>= x${n(cluster.scaleOut.goal, 1)} (ideal x${r.idealSpeedUp})`, pct(r.efficiency)]);
     }
+    const s = cluster.scaleOutSingle.rows[cluster.scaleOutSingle.rows.length - 1];
+    if (s) rows.push([`the same on the single Redis, ${s.processes} process(es)`, `${n(s.recordsPerS)} rec/s, x${n(s.speedUp, 2)}`, 'cluster / single', n(cluster.scaleOutRatio, 2)]);
   }
   return rows;
 }

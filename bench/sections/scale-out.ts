@@ -37,7 +37,8 @@ export interface ScaleOutResult {
 
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
-export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig, site: RedisSite = bench.single): Promise<ScaleOutResult> {
+/** `tag` names the tenants (so their clients in the service): a second call needs its own, so its runs are first syncs too. */
+export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig, site: RedisSite = bench.single, tag = 'so'): Promise<ScaleOutResult> {
   bench.sim.setFaults({ latencyMs: cfg.latencyMs, jitterMs: 0, rateLimitPerSecond: null });
   // Every tenant reads the same files; each has its own client (so its own data) in the service.
   const folder = join(bench.root, 'scale-out');
@@ -46,8 +47,6 @@ export async function runScaleOutSection(bench: Bench, cfg: ScaleOutConfig, site
   const rows: ScaleOutRow[] = [];
   let base: number | undefined;
   for (const n of cfg.processes) {
-    // Tenants (so their clients in the service) of their own per site: a second site's runs are first syncs too.
-    const tag = site.label === 'single' ? 'so' : `${site.label}-so`;
     const ids = Array.from({ length: cfg.tenants }, (_, i) => `${tag}${n}-t${i + 1}`);
     const d = await deploy(
       bench,
