@@ -37,6 +37,12 @@ interface Batch {
 let batchSeq = 0;
 /** An unused pool gives its idle leases back after this long (or a quarter of the hold, if shorter). */
 const REST_AFTER_MS = 100;
+/**
+ * After a 'limited' message (a request somewhere waits under the in-flight limit) the pool passes nothing on for
+ * this long: each lease that comes back goes back to Redis, so the waiter competes for it as it did without a
+ * pool (the limit-wait mark lives as long).
+ */
+const YIELD_MS = 1_000;
 const processTag = randomBytes(4).toString('hex');
 
 /**
@@ -64,6 +70,8 @@ export class LeasePool {
   /** The gate closed ('closing' seen, or an acquire met it) and has not opened since. */
   #closing = false;
   #closings = 0;
+  /** Until then (local ms) leases are not passed on or kept idle: someone waits under the limit. */
+  #yieldUntil = 0;
   #version = 0;
   #batch: Batch | null = null;
   #toRelease: string[] = [];
@@ -86,6 +94,11 @@ export class LeasePool {
     return !this.#closed && !this.#closing && this.#d.wakeups.isLive(this.#channel);
   }
 
+  /** Live, and nobody waits under the limit lately: a lease may stay in the pool. */
+  #keeps(): boolean {
+    return this.#live() && Date.now() >= this.#yieldUntil;
+  }
+
   /** An idle lease still within its hold, or null. Costs no Redis command. */
   take(): PooledLease | null {
     this.#peak = Math.max(this.#peak, this.#inUse.size + this.waiting);
@@ -97,7 +110,7 @@ export class LeasePool {
         this.#inUse.add(lease);
         return lease;
       }
-      this.#queueRelease(lease.id);
+      void this.#queueRelease(lease.id);
     }
     return null;
   }
@@ -129,7 +142,7 @@ export class LeasePool {
     if (this.#batch === batch) this.#batch = null;
     const need = batch.joined;
     const live = this.#live();
-    const headroom = live ? Math.max(0, this.#peak - this.#inUse.size - this.#idle.length - need) : 0;
+    const headroom = this.#keeps() ? Math.max(0, this.#peak - this.#inUse.size - this.#idle.length - need) : 0;
     const want = Math.max(1, Math.min(this.#d.inFlightLimit, need + headroom));
     const closings = this.#closings;
     const startedAt = Date.now();
@@ -145,24 +158,28 @@ export class LeasePool {
     const until = live ? startedAt + Math.min(settings.leaseHoldMs, r.expiresAt - r.leaseFloorMs - r.now) : 0;
     // The requests that joined get theirs from the answer (fill); the rest is headroom, idle until asked for.
     for (const id of r.leaseIds.slice(need)) {
-      if (this.#live() && until > Date.now()) this.#idle.push({ id, token: r.token, version: r.version, until, handedAt: 0 });
-      else this.#queueRelease(id);
+      if (this.#keeps() && until > Date.now()) this.#idle.push({ id, token: r.token, version: r.version, until, handedAt: 0 });
+      else void this.#queueRelease(id);
     }
     this.#scheduleRenew();
     return { r, until };
   }
 
-  /** A request is done with `lease`: back to the pool while it may be handed out, else back to Redis. */
-  giveBack(lease: PooledLease): void {
-    if (!this.#inUse.delete(lease)) return;
-    if (this.#live() && lease.version === this.#version && Date.now() < lease.until) {
+  /**
+   * A request is done with `lease`: back to the pool while it may be handed out, else back to Redis (resolved once
+   * it is there, so a request that ends while someone waits under the limit pays the round trip it did without a
+   * pool, and the waiter gets its chance at the lease).
+   */
+  giveBack(lease: PooledLease): Promise<void> {
+    if (!this.#inUse.delete(lease)) return Promise.resolve();
+    if (this.#keeps() && lease.version === this.#version && Date.now() < lease.until) {
       this.#idle.push(lease);
       if (this.waiting > 0) this.#d.wakeups.poke(this.#channel, 'released');
       else if (this.#inUse.size === 0) this.#restSoon();
       this.#scheduleRenew();
-    } else {
-      this.#queueRelease(lease.id);
+      return Promise.resolve();
     }
+    return this.#queueRelease(lease.id);
   }
 
   /** The service refused `version`: hand out none of its leases again. */
@@ -197,7 +214,9 @@ export class LeasePool {
         this.#closing = false;
         return;
       case 'limited':
-        // Another request (here or elsewhere) is under the limit: idle leases are better used there.
+        // A request (here or in another process) waits under the limit: the leases go back so it competes for
+        // them (else a busy pool would pass its leases on among its own requests and starve the other process).
+        this.#yieldUntil = Date.now() + YIELD_MS;
         this.#releaseIdle();
         return;
       case 'released':
@@ -222,15 +241,14 @@ export class LeasePool {
   }
 
   #releaseIdle(): void {
-    for (const lease of this.#idle) this.#queueRelease(lease.id);
+    for (const lease of this.#idle) void this.#queueRelease(lease.id);
     this.#idle = [];
   }
 
-  /** Releases go to Redis in one script per turn of the event loop. */
-  #queueRelease(id: string): void {
+  /** Releases go to Redis in one script per turn of the event loop; resolves once this one is there. */
+  #queueRelease(id: string): Promise<void> {
     this.#toRelease.push(id);
-    if (this.#flush !== null) return;
-    this.#flush = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    this.#flush ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const ids = this.#toRelease;
       this.#toRelease = [];
       this.#flush = null;
@@ -240,6 +258,7 @@ export class LeasePool {
         this.#d.logger.warn({ err, clientKey: this.#d.store.clientKey, leases: ids.length }, 'auth: could not release pooled leases; they expire on their own');
       }
     });
+    return this.#flush;
   }
 
   /** Renews the pool's leases a third of a hold before the earliest would stop being handed out. */
@@ -281,7 +300,7 @@ export class LeasePool {
     this.#peak = inUse.length + this.waiting;
     const renew = [...inUse, ...kept];
     if (renew.length === 0) {
-      for (const id of back) this.#queueRelease(id);
+      for (const id of back) void this.#queueRelease(id);
       return;
     }
     this.#renewing = true;

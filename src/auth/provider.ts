@@ -99,7 +99,7 @@ export class RedisTokenProvider implements TokenProvider {
         if (waited) this.#d.metrics.gateWaitMs(Date.now() - started);
         if ('lease' in r) {
           if (signal?.aborted) {
-            pool?.giveBack(r.lease);
+            void pool?.giveBack(r.lease);
             throw new AbortedError({ route: TOKEN_ROUTE, cause: signal.reason });
           }
           return this.#pooled(pool!, r.lease);
@@ -178,11 +178,9 @@ export class RedisTokenProvider implements TokenProvider {
       token: lease.token,
       version: lease.version,
       release: () => {
-        if (!released) {
-          released = true;
-          pool.giveBack(lease);
-        }
-        return Promise.resolve();
+        if (released) return Promise.resolve();
+        released = true;
+        return pool.giveBack(lease);
       },
     };
   }

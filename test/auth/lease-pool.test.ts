@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authClientKey } from '../../src/auth/index.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
+import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { Secret } from '../../src/config/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
@@ -63,6 +64,18 @@ function countCommands(redis: Redis): string[] {
   return calls;
 }
 
+/**
+ * Until the provider pools (its process subscribed to the client's channel): a lease given back then stays in
+ * the pool (still counted in Redis); then until the unused pool has given it back.
+ */
+async function warmUp(provider: TokenProvider, store: ClientAuthStore): Promise<void> {
+  await eventually(async () => {
+    await (await provider.acquire()).release();
+    return (await store.leaseCount()) > 0 ? true : undefined;
+  }, 3_000, 'the pool live');
+  await eventually(async () => ((await store.leaseCount()) === 0 ? true : undefined), 3_000, 'the warm-up lease back');
+}
+
 const settle = async <T>(p: Promise<T>): Promise<'pending' | 'settled'> =>
   Promise.race([p.then(() => 'settled' as const, () => 'settled' as const), sleep(300).then(() => 'pending' as const)]);
 
@@ -74,8 +87,7 @@ describe('lease pool', () => {
     const store = await seed(r.redis, prefix, 'tok-1');
     const provider = r.auth.providerFor(tenant);
     // Warm up: the scripts loaded and the subscription live (leases are pooled only then).
-    await (await provider.acquire()).release();
-    await eventually(async () => ((await store.leaseCount()) === 0 ? true : undefined), 3_000, 'the warm-up lease back');
+    await warmUp(provider, store);
 
     const calls = countCommands(r.redis);
     const leases = await Promise.all(Array.from({ length: 5 }, () => provider.acquire()));
@@ -102,8 +114,7 @@ describe('lease pool', () => {
     const refresher = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const store = await seed(holder.redis, prefix, 'tok-1');
     const provider = holder.auth.providerFor(tenant);
-    await (await provider.acquire()).release();
-    await eventually(async () => ((await store.leaseCount()) === 0 ? true : undefined), 3_000, 'the warm-up lease back');
+    await warmUp(provider, store);
 
     const leases = await Promise.all(Array.from({ length: 4 }, () => provider.acquire()));
     // Three come back to the pool, idle; one stays in use.
@@ -125,6 +136,37 @@ describe('lease pool', () => {
     expect(await other.openGate('rotator')).toBe(true);
     expect((await waiting).token).toBe('tok-1');
     await (await waiting).release();
+  });
+
+  it('does not keep its leases from another process waiting under the in-flight limit', async () => {
+    const prefix = testPrefix('pool');
+    prefixes.push(prefix);
+    const busy = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
+    const other = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
+    const store = await seed(busy.redis, prefix, 'tok-1');
+    const limited = { ...tenant, inFlightLimit: 2 };
+    const mine = busy.auth.providerFor(limited);
+    await warmUp(mine, store);
+
+    // Three request loops in one process keep its two leases busy, passing them on as they end.
+    let stop = false;
+    const loops = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          const l = await mine.acquire();
+          await sleep(2);
+          await l.release();
+        }
+      }),
+    );
+    await eventually(async () => ((await store.leaseCount()) === 2 ? true : undefined), 3_000, 'the limit reached');
+    // A request of another process waits under the limit, and gets a lease while the loops go on.
+    const theirs = other.auth.providerFor(limited);
+    const got = await theirs.acquire(AbortSignal.timeout(5_000));
+    expect(got.token).toBe('tok-1');
+    await got.release();
+    stop = true;
+    await loops;
   });
 
   it("lets a killed process's pooled leases expire by their lease TTL (request timeout plus hold)", async () => {
