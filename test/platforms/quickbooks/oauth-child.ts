@@ -10,30 +10,16 @@ import { z } from 'zod';
 import { parseTenants } from '../../../src/config/tenants.js';
 import { createLogger } from '../../../src/logger.js';
 import { quickBooksAccess } from '../../../src/platforms/quickbooks/access.js';
-import { PlatformError } from '../../../src/platforms/types.js';
+import { authOverrides, crashHooks, emit, hammer, hammerConfigSchema, type HammerSummary } from '../../helpers/hammer.js';
 
-const configSchema = z.object({
-  mode: z.enum(['hammer', 'crash']),
-  redisUrl: z.string(),
-  prefix: z.string(),
-  tokenKey: z.string(),
+const configSchema = hammerConfigSchema.extend({
   /** The tenant's `platform`, as in a tenants file. */
   platform: z.record(z.string(), z.unknown()),
-  durationMs: z.number().default(3000),
-  loops: z.number().int().default(2),
-  lockTtlMs: z.number().optional(),
-  tokenTimeoutMs: z.number().optional(),
 });
 
 export type QboOAuthChildConfig = z.input<typeof configSchema>;
 
-export interface QboOAuthChildSummary {
-  event: 'summary';
-  ok: number;
-  errors: Record<string, number>;
-}
-
-const emit = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+export type QboOAuthChildSummary = HammerSummary;
 
 async function main(): Promise<void> {
   const cfg = configSchema.parse(JSON.parse(process.env['QBO_OAUTH_CHILD_CONFIG'] ?? '{}'));
@@ -46,17 +32,8 @@ async function main(): Promise<void> {
     prefix: cfg.prefix,
     tokenKey: cfg.tokenKey,
     logger: createLogger({ level: 'silent' }),
-    auth: {
-      ...(cfg.lockTtlMs !== undefined ? { lockTtlMs: cfg.lockTtlMs } : {}),
-      ...(cfg.tokenTimeoutMs !== undefined ? { requestTimeoutMs: cfg.tokenTimeoutMs } : {}),
-    },
-    hooks: {
-      afterTokenResponse: () => {
-        if (cfg.mode !== 'crash') return;
-        emit({ event: 'token-answered' });
-        process.kill(process.pid, 'SIGKILL');
-      },
-    },
+    auth: authOverrides(cfg),
+    hooks: crashHooks(cfg),
   });
   if (cfg.mode === 'crash') {
     await access.token();
@@ -69,27 +46,12 @@ async function main(): Promise<void> {
     await res.body.text();
     return res.statusCode;
   };
-  emit({ event: 'ready' });
-  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
-  const summary: QboOAuthChildSummary = { event: 'summary', ok: 0, errors: {} };
-  const until = Date.now() + cfg.durationMs;
-  await Promise.all(
-    Array.from({ length: cfg.loops }, async () => {
-      while (Date.now() < until) {
-        try {
-          const token = await access.token();
-          let status = await call(token);
-          if (status === 401) status = await call(await access.onUnauthorized(token));
-          if (status !== 200) throw new Error(`API answered ${status}`);
-          summary.ok += 1;
-        } catch (err) {
-          const code = err instanceof PlatformError ? err.code : (err as Error).message;
-          summary.errors[code] = (summary.errors[code] ?? 0) + 1;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-    }),
-  );
+  const summary = await hammer(cfg, async () => {
+    const token = await access.token();
+    let status = await call(token);
+    if (status === 401) status = await call(await access.onUnauthorized(token));
+    if (status !== 200) throw new Error(`API answered ${status}`);
+  });
   emit(summary);
   await access.close();
   redis.disconnect();

@@ -8,36 +8,21 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { Secret } from '../../../src/config/secret.js';
 import { createLogger } from '../../../src/logger.js';
-import { PlatformError } from '../../../src/platforms/types.js';
 import { XeroAdapter } from '../../../src/platforms/xero/index.js';
+import { authOverrides, crashHooks, emit, hammer, hammerConfigSchema, type HammerSummary } from '../../helpers/hammer.js';
 
-const configSchema = z.object({
-  mode: z.enum(['hammer', 'crash']),
-  redisUrl: z.string(),
-  prefix: z.string(),
-  tokenKey: z.string(),
+const configSchema = hammerConfigSchema.extend({
   clientId: z.string(),
   clientSecret: z.string(),
   refreshToken: z.string(),
   xeroTenantId: z.string(),
   apiUrl: z.string(),
   tokenUrl: z.string(),
-  durationMs: z.number().default(3000),
-  loops: z.number().int().default(2),
-  /** The refresh lock's TTL (a killed holder blocks refreshes this long) and the token call's timeout. */
-  lockTtlMs: z.number().optional(),
-  tokenTimeoutMs: z.number().optional(),
 });
 
 export type XeroChildConfig = z.input<typeof configSchema>;
 
-export interface XeroChildSummary {
-  event: 'summary';
-  ok: number;
-  errors: Record<string, number>;
-}
-
-const emit = (line: object): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+export type XeroChildSummary = HammerSummary;
 
 async function main(): Promise<void> {
   const cfg = configSchema.parse(JSON.parse(process.env['XERO_CHILD_CONFIG'] ?? '{}'));
@@ -54,41 +39,15 @@ async function main(): Promise<void> {
     tokenUrl: cfg.tokenUrl,
     logger: createLogger({ level: 'silent' }),
     limits: { perMinute: 1_000_000, perDay: 1_000_000 },
-    auth: {
-      ...(cfg.lockTtlMs !== undefined ? { lockTtlMs: cfg.lockTtlMs } : {}),
-      ...(cfg.tokenTimeoutMs !== undefined ? { requestTimeoutMs: cfg.tokenTimeoutMs } : {}),
-    },
-    hooks: {
-      afterTokenResponse: () => {
-        if (cfg.mode !== 'crash') return;
-        emit({ event: 'token-answered' });
-        process.kill(process.pid, 'SIGKILL');
-      },
-    },
+    auth: authOverrides(cfg),
+    hooks: crashHooks(cfg),
   });
   if (cfg.mode === 'crash') {
     await adapter.readPage('contacts', { pageSize: 5 });
     emit({ event: 'error', message: 'the crash hook did not run' });
     process.exit(1);
   }
-  emit({ event: 'ready' });
-  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
-  const summary: XeroChildSummary = { event: 'summary', ok: 0, errors: {} };
-  const until = Date.now() + cfg.durationMs;
-  await Promise.all(
-    Array.from({ length: cfg.loops }, async () => {
-      while (Date.now() < until) {
-        try {
-          await adapter.readPage('contacts', { pageSize: 5 });
-          summary.ok += 1;
-        } catch (err) {
-          const code = err instanceof PlatformError ? err.code : 'other';
-          summary.errors[code] = (summary.errors[code] ?? 0) + 1;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-    }),
-  );
+  const summary = await hammer(cfg, async () => void (await adapter.readPage('contacts', { pageSize: 5 })));
   emit(summary);
   await adapter.close();
   redis.disconnect();
