@@ -8,13 +8,15 @@
  * - Access tokens live `accessTtlS` (3600 by default); `GET /v3/company/<realmId>/companyinfo/<realmId>` stands for
  *   any API call: 200 with a valid Bearer token, else 401 (AuthenticationFault), so tests can use what they get.
  * - `onAccess` tells an API double (test/platforms/quickbooks/double.ts) which access tokens to accept.
- * Every token call is recorded with its outcome, so tests can count the uses of each refresh token.
+ * Every token call is recorded with its outcome (token-endpoint.ts), so tests can count the uses of each refresh
+ * token; `revokeAll()` (the company disconnected the app) stops every refresh token.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { TokenEndpointBook } from './token-endpoint.js';
 
 const FIXTURES = new URL('../fixtures/quickbooks/oauth/', import.meta.url);
 
@@ -51,24 +53,16 @@ export interface QboTokenCall {
   at: number;
 }
 
-interface RefreshRecord {
-  usedAt?: number;
-  revoked?: boolean;
-}
-
-export class QuickBooksOAuthDouble {
-  readonly tokenCalls: QboTokenCall[] = [];
-  readonly issuedRefresh: string[] = [];
-  readonly issuedAccess: string[] = [];
+export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outcome']> {
   /** API calls (`companyinfo`) with their status. */
   readonly apiCalls: { token: string; status: number }[] = [];
   tokenUrl = '';
   apiUrl = '';
-  private readonly refresh = new Map<string, RefreshRecord>();
-  private readonly access = new Map<string, number>();
   private server: Server | undefined;
 
-  private constructor(readonly options: QuickBooksOAuthOptions) {}
+  private constructor(readonly options: QuickBooksOAuthOptions) {
+    super(() => `AB11${randomBytes(24).toString('base64url')}`);
+  }
 
   static async start(options: QuickBooksOAuthOptions): Promise<QuickBooksOAuthDouble> {
     const double = new QuickBooksOAuthDouble(options);
@@ -90,36 +84,6 @@ export class QuickBooksOAuthDouble {
     if (!server) return;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  /** A refresh token as the app's connect flow would give it. */
-  issueRefreshToken(): string {
-    const token = `AB11${randomBytes(24).toString('base64url')}`;
-    this.refresh.set(token, {});
-    this.issuedRefresh.push(token);
-    return token;
-  }
-
-  usesOf(token: string): number {
-    return this.tokenCalls.filter((c) => c.token === token).length;
-  }
-
-  /** Sends of each refresh token. */
-  uses(): Map<string, number> {
-    const m = new Map<string, number>();
-    for (const c of this.tokenCalls) m.set(c.token, (m.get(c.token) ?? 0) + 1);
-    return m;
-  }
-
-  /** The company disconnected the app: every refresh and access token stops working. */
-  revokeAll(): void {
-    for (const r of this.refresh.values()) r.revoked = true;
-    this.access.clear();
-  }
-
-  /** Every access token issued so far stops working (an API call answers 401). */
-  expireAccessTokens(): void {
-    this.access.clear();
   }
 
   /** Whether an API double should accept this access token now. */
@@ -166,8 +130,7 @@ export class QuickBooksOAuthDouble {
     const next = this.issueRefreshToken();
     const accessToken = `eyJ${randomBytes(24).toString('base64url')}`;
     const ttl = this.options.accessTtlS ?? SUCCESS.expires_in;
-    this.access.set(accessToken, now + ttl * 1000);
-    this.issuedAccess.push(accessToken);
+    this.issueAccess(accessToken, now, ttl);
     this.options.onAccess?.(accessToken);
     reply(res, 200, { ...SUCCESS, expires_in: ttl, refresh_token: next, access_token: accessToken, id_token: `eyJ${randomBytes(12).toString('base64url')}` });
   }

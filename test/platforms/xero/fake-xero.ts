@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TokenEndpointBook } from '../../doubles/token-endpoint.js';
 import { specParameters, type ParameterSpec, type XeroObject } from './fixtures.js';
 
 export interface FakeXeroOptions {
@@ -65,12 +66,6 @@ export interface TokenCall {
   at: number;
 }
 
-interface RefreshRecord {
-  usedAt?: number;
-  child?: string;
-  revoked?: boolean;
-}
-
 type Collection = 'Contacts' | 'Invoices' | 'Payments';
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -82,21 +77,15 @@ export function xeroMs(value: unknown): number {
   return t;
 }
 
-export class FakeXero {
+export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
   readonly data: Record<Collection, XeroObject[]> = { Contacts: [], Invoices: [], Payments: [] };
   readonly requests: ApiRequest[] = [];
   readonly violations: string[] = [];
-  readonly tokenCalls: TokenCall[] = [];
-  /** Every refresh and access token issued, in order. */
-  readonly issuedRefresh: string[] = [];
-  readonly issuedAccess: string[] = [];
   apiUrl = '';
   tokenUrl = '';
   /** Most API calls in flight at once. */
   maxInFlight = 0;
   private inFlight = 0;
-  private readonly refresh = new Map<string, RefreshRecord>();
-  private readonly access = new Map<string, number>();
   private readonly faults: (FakeFault & { left: number; skip: number })[] = [];
   private readonly minuteLog: number[] = [];
   private dayCount = 0;
@@ -104,7 +93,9 @@ export class FakeXero {
   private readonly params = specParameters();
   private server: Server | undefined;
 
-  private constructor(readonly options: FakeXeroOptions) {}
+  private constructor(readonly options: FakeXeroOptions) {
+    super(() => `rt-${randomBytes(16).toString('hex')}`);
+  }
 
   static async start(options: FakeXeroOptions): Promise<FakeXero> {
     const fake = new FakeXero(options);
@@ -129,40 +120,10 @@ export class FakeXero {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** A fresh refresh token, as if a user had just connected the app. */
-  issueRefreshToken(): string {
-    const token = `rt-${randomBytes(16).toString('hex')}`;
-    this.refresh.set(token, {});
-    this.issuedRefresh.push(token);
-    return token;
-  }
-
-  /** How many times this refresh token was sent to the token endpoint. */
-  usesOf(token: string): number {
-    return this.tokenCalls.filter((c) => c.token === token).length;
-  }
-
-  /** Every refresh token sent, with its count. */
-  uses(): Map<string, number> {
-    const m = new Map<string, number>();
-    for (const c of this.tokenCalls) m.set(c.token, (m.get(c.token) ?? 0) + 1);
-    return m;
-  }
-
   /** This refresh token stops working (as if Xero lost it). */
   revoke(token: string): void {
     const rec = this.refresh.get(token);
     if (rec) rec.revoked = true;
-  }
-
-  /** The connection is revoked: every refresh token of it stops working. */
-  revokeAll(): void {
-    for (const r of this.refresh.values()) r.revoked = true;
-  }
-
-  /** Every access token issued so far stops working (the next API call answers 401). */
-  expireAccessTokens(): void {
-    this.access.clear();
   }
 
   fault(f: FakeFault): void {
@@ -335,9 +296,8 @@ export class FakeXero {
     const next = this.issueRefreshToken();
     rec.child = next;
     const accessToken = `at-${randomBytes(16).toString('hex')}`;
-    this.issuedAccess.push(accessToken);
     const ttl = this.options.accessTtlS ?? 1800;
-    this.access.set(accessToken, now + ttl * 1000);
+    this.issueAccess(accessToken, now, ttl);
     send(res, 200, { access_token: accessToken, refresh_token: next, expires_in: ttl, token_type: 'Bearer', scope: 'accounting.transactions.read accounting.contacts.read offline_access' });
   }
 }
