@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
+import { errorName, headerValue } from '../wire.js';
 import type { QuickBooksAccess } from './access.js';
 import { parseFault, type QboFault } from './schemas.js';
 
@@ -57,11 +58,6 @@ export class QuickBooksFaultError extends PlatformError {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 function parseJson(text: string): unknown {
   try {
@@ -114,7 +110,7 @@ export class QuickBooksHttp {
           if (signal?.aborted) throw err;
           throw new PlatformError('PLATFORM_UNAVAILABLE', `quickbooks: ${what} failed (${errorName(err)})`, true, { cause: err });
         }
-        tid = header(res.headers, 'intuit_tid');
+        tid = headerValue(res.headers, 'intuit_tid');
         const status = res.statusCode;
         const body = parseJson(text);
         // QuickBooks may answer 200 with a Fault body: a Fault is a Fault whatever the status.
@@ -127,7 +123,7 @@ export class QuickBooksHttp {
         const detail = fault?.message ?? text.slice(0, 200);
         log?.warn({ call: what, status, fault: type, detail, intuit_tid: tid }, 'quickbooks: request failed');
         if (status === 429) {
-          const limited = await this.options.access.throttled(header(res.headers, 'retry-after'));
+          const limited = await this.options.access.throttled(headerValue(res.headers, 'retry-after'));
           throw new PlatformRateLimitedError(limited.scope, limited.retryAfterMs, `quickbooks: ${what} answered 429: ${limited.message} (intuit_tid ${tid ?? 'none'})`);
         }
         if (type === 'AuthenticationFault') {
@@ -170,9 +166,4 @@ export class QuickBooksHttp {
       await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
     }
   }
-}
-
-function errorName(err: unknown): string {
-  if (err instanceof Error) return (err as Error & { code?: string }).code ?? err.name;
-  return 'error';
 }

@@ -5,22 +5,10 @@
  * here and the canonical record check (records.ts) decides what a record cannot do without.
  */
 import { z } from 'zod';
+import { optionalDecimal, optionalText } from '../wire.js';
 
-/** Text that may be absent or null; trimmed, and an empty string counts as absent. */
-const text = z
-  .string()
-  .nullish()
-  .transform((v) => {
-    const t = v?.trim();
-    return t === undefined || t === '' ? undefined : t;
-  });
-
-/** Decimal amounts: JSON numbers (QBO's JSON), tolerating numeric strings. */
-const money = z
-  .union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)])
-  .nullish()
-  .transform((v) => v ?? undefined);
-
+const text = optionalText;
+const money = optionalDecimal;
 const bool = z.boolean().nullish().transform((v) => v ?? undefined);
 
 /** ReferenceType: `{"value": "<id>", "name": "..."}`. */
