@@ -31,7 +31,7 @@ export interface AdapterDeps {
 }
 
 /** The platform kinds this build can sync from. */
-export const AVAILABLE_PLATFORM_KINDS = ['file', 'memory', 'xero'] as const;
+export const AVAILABLE_PLATFORM_KINDS = ['file', 'memory', 'xero', 'quickbooks'] as const;
 
 /** Builds the adapter for one tenant's platform. Throws for a kind this build does not have yet. */
 export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): PlatformAdapter {
