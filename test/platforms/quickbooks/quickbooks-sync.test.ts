@@ -125,4 +125,16 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
     expect(inv('1010')?.outstandingAmount).toBe(110);
     expect(inv('1011')?.outstandingAmount).toBe(111);
   });
+
+  it('a 429 is waited out within the run; an unmappable invoice is a dead letter with its place and reason', async () => {
+    qbo.put('Invoice', invoice('1099', '3', { TxnDate: '03/01/2026' }), Date.now() - 10_000);
+    qbo.update('Customer', '3', { DisplayName: 'Customer 3 renamed' }, Date.now() - 10_000);
+    qbo.fault({ path: 'query', status: 429, headers: { 'retry-after': '1' } });
+    const run = await rig.sync('maple');
+    expect(run.outcome).toBe('partial');
+    expect(qbo.requests.some((r) => r.status === 429)).toBe(true);
+    expect(maple().contacts.find((c) => c.extPlatformId === '3')?.name).toBe('Customer 3 renamed');
+    const letters = await rig.app.stores.deadLetters.list('maple', { entity: 'invoices' });
+    expect(letters).toEqual([expect.objectContaining({ platformId: '1099', place: 'quickbooks:Invoice 1099', reason: expect.stringMatching(/^date: /) as unknown })]);
+  });
 });
