@@ -236,7 +236,9 @@ export class QuickBooksAdapter implements PlatformAdapter {
   /** Every remembered id, read back by Id a slice at a time: those QuickBooks no longer has are deletions. */
   private async checkPage<E extends Entity>(entity: E, pos: QboPosition, signal?: AbortSignal): Promise<Page<E>> {
     const step = await this.memory.scan(entity, pos.scan ?? '0', IDS_PER_QUERY);
-    const at = pos.since ?? this.now();
+    // When it happened is unknown (some time since the listing's lower bound): stamped there, it never moves the
+    // cursor past records the listing has yet to yield.
+    const at = pos.since ?? 0;
     const page = await this.confirmGone(entity, new Map(step.ids.map((id) => [id, at])), signal);
     const { scan: _s, ...rest } = pos;
     page.nextPageToken = encodeQboToken(step.cursor === '0' ? { ...rest, phase: 'q', start: 1 } : { ...rest, scan: step.cursor });
