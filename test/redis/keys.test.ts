@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
 import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
+import { QuickBooksMemory } from '../../src/platforms/quickbooks/memory.js';
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { clientDigest, keyBase, legacyKey, queuePrefix, tenantKey } from '../../src/redis/keys.js';
 import { createStateStores } from '../../src/state/index.js';
@@ -168,6 +169,13 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
       ].sort(),
     );
     await lease.release();
+    // What the adapter remembers of yielded records, one hash per entity, under the same tag.
+    const memory = new QuickBooksMemory(redis, p, '9130346988751236');
+    expect((['contacts', 'invoices', 'payments'] as const).map((e) => memory.key(e))).toEqual([
+      `${b}:quickbooks:{9130346988751236}:seen:contacts`,
+      `${b}:quickbooks:{9130346988751236}:seen:invoices`,
+      `${b}:quickbooks:{9130346988751236}:seen:payments`,
+    ]);
   });
 
   it('the schedules lock', () => {

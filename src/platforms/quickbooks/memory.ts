@@ -2,7 +2,8 @@
  * What the adapter remembers of each record it yielded, per company (realm), so that a deletion can be yielded
  * as a whole record: QuickBooks' change feed names a deleted entity by Id only, and a payment edited to settle
  * fewer invoices no longer names the ones it left. One HASH per entity,
- * `<base>:quickbooks:seen:<entity>:{<realmId>}`: record id -> compact JSON. Payments keep every invoice they ever
+ * `<base>:quickbooks:{<realmId>}:seen:<entity>` (under the company's tag, beside its tokens and limits): record
+ * id -> compact JSON. Payments keep every invoice they ever
  * settled (a union), so the lines they left are yielded as deleted on every later read (idempotent after a crash).
  */
 import type { Redis } from 'ioredis';
@@ -32,7 +33,7 @@ export class QuickBooksMemory {
   ) {}
 
   key(entity: Entity): string {
-    return connectionKey(this.prefix, this.realmId, ['quickbooks', 'seen', entity]);
+    return connectionKey(this.prefix, this.realmId, 'quickbooks', 'seen', entity);
   }
 
   async get<E extends Entity>(entity: E, ids: readonly string[]): Promise<Map<string, Seen[E]>> {
