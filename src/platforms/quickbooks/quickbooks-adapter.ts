@@ -305,18 +305,19 @@ function narrowable(err: unknown): err is QuickBooksFaultError {
 
 /**
  * Where the next page starts: keyset (startposition 1 from the last stamp, skipping the ids at it) when the page
- * is in stamp order and that moves forward; the next offset of the same query otherwise.
+ * is in stamp order and that moves forward; the next offset of the same query otherwise. A narrowed MAXRESULTS is
+ * kept until the record that failed is set aside (a binary search, not a restart from the full size each page).
  */
 export function nextPosition(pos: QboPosition, positions: readonly (ItemPosition | undefined)[], count: number): QboPosition {
   const known = positions.filter((p): p is ItemPosition => p !== undefined);
   const sorted = known.length === positions.length && known.every((p, i) => i === 0 || known[i - 1]!.ms <= p.ms);
   const lastMs = known.length > 0 ? known[known.length - 1]!.ms : undefined;
-  const { narrowed: _n, ...base } = pos;
+  const base = pos;
   if (!sorted || lastMs === undefined) return { ...base, start: pos.start + count };
   const ids = known.filter((p) => p.ms === lastMs).map((p) => p.id);
   const carried = pos.after === lastMs ? [...new Set([...(pos.ids ?? []), ...ids])] : ids;
   if ((pos.since === undefined || lastMs > pos.since) && carried.length <= MAX_TIED_IDS) {
-    return { phase: 'q', start: 1, since: lastMs, after: lastMs, ids: carried };
+    return { phase: 'q', start: 1, since: lastMs, after: lastMs, ids: carried, ...(pos.narrowed !== undefined ? { narrowed: pos.narrowed } : {}) };
   }
   const next: QboPosition = { ...base, start: pos.start + count, after: lastMs };
   if (carried.length <= MAX_TIED_IDS) next.ids = carried;
