@@ -38,6 +38,8 @@ export interface OAuthPlatform {
   reconnectWhere: string;
   /** The additional data a stored token is bound to (Xero's is `<org>:<refresh|access>`, as it always was). */
   context(connection: string, kind: 'refresh' | 'access'): string;
+  /** The answer header the platform's support asks for (`intuit_tid`), named in every token endpoint failure. */
+  supportHeader?: string;
 }
 
 export const XERO_OAUTH: OAuthPlatform = {
@@ -52,6 +54,7 @@ export const QUICKBOOKS_OAUTH: OAuthPlatform = {
   connectionName: 'QuickBooks company (realmId)',
   reconnectWhere: "to that company in QuickBooks (the app's connect flow, scope com.intuit.quickbooks.accounting)",
   context: (connection, kind) => `quickbooks:${connection}:${kind}`,
+  supportHeader: 'intuit_tid',
 };
 
 export interface PlatformAuthSettings {
@@ -312,6 +315,7 @@ export class PlatformAuth {
     const basic = Buffer.from(`${this.options.clientId}:${this.options.clientSecret.reveal()}`, 'utf8').toString('base64');
     let status: number;
     let body: unknown;
+    let ref = '';
     try {
       const res = await request(this.options.tokenUrl, {
         method: 'POST',
@@ -323,6 +327,9 @@ export class PlatformAuth {
         bodyTimeout: this.settings.requestTimeoutMs,
       });
       status = res.statusCode;
+      const support = this.options.platform.supportHeader;
+      const tid = support === undefined ? undefined : res.headers[support];
+      if (support !== undefined && tid !== undefined) ref = `, ${support} ${String(tid)}`;
       const text = await res.body.text();
       try {
         body = JSON.parse(text);
@@ -339,15 +346,15 @@ export class PlatformAuth {
     }
     const error = tokenErrorSchema.safeParse(body);
     const code = error.success ? error.data.error : undefined;
-    if (code === 'invalid_grant') return { kind: 'invalid_grant', detail: 'invalid_grant' };
+    if (code === 'invalid_grant') return { kind: 'invalid_grant', detail: `invalid_grant${ref}` };
     if (code === 'invalid_client' || code === 'unauthorized_client') {
       throw new PlatformError(
         'PLATFORM_AUTH_FAILED',
-        `${this.name}: the token endpoint refused the app's credentials (${code}): check platform.clientId and platform.clientSecret in the tenants file`,
+        `${this.name}: the token endpoint refused the app's credentials (${code}${ref}): check platform.clientId and platform.clientSecret in the tenants file`,
         false,
       );
     }
-    throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${status}${code ? ` (${code})` : ''}; the refresh is retried`, true);
+    throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${status}${code ? ` (${code})` : ''}${ref}; the refresh is retried`, true);
   }
 
   private revokedError(detail: string): PlatformError {

@@ -158,6 +158,8 @@ describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redi
     expect((err as Error).message).toMatch(
       new RegExp(`quickbooks: the connection to QuickBooks company \\(realmId\\) ${d.options.realmId} was revoked or has expired .*Reconnect the app to that company in QuickBooks.*com\\.intuit\\.quickbooks\\.accounting.*new refresh token in the tenants file \\(platform\\.refreshToken\\)`),
     );
+    // Intuit's transaction id, which its support asks for, is named with the refusal.
+    expect((err as Error).message).toMatch(/answered invalid_grant, intuit_tid 1-[0-9a-f]{16}\)/);
     expect((await stored(d, prefix))?.revoked).toBe(true);
     const calls = d.tokenCalls.length;
     const { access: other } = access(d, prefix, r1);
@@ -176,7 +178,7 @@ describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redi
     const { access: a } = access(d, prefix, d.issueRefreshToken(), { clientSecret: 'not-the-secret' });
     const err = await a.token().catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PLATFORM_AUTH_FAILED', retryable: false });
-    expect((err as Error).message).toMatch(/quickbooks: the token endpoint refused the app's credentials \(invalid_client\): check platform\.clientId and platform\.clientSecret/);
+    expect((err as Error).message).toMatch(/quickbooks: the token endpoint refused the app's credentials \(invalid_client, intuit_tid 1-[0-9a-f]+\): check platform\.clientId and platform\.clientSecret/);
     expect((err as Error).message).not.toContain('not-the-secret');
     expect((await stored(d, prefix))?.revoked).toBe(false);
   });
