@@ -1,7 +1,7 @@
 /**
  * End to end: a QuickBooks tenant syncs into the simulator through the worker, beside a Xero tenant and a file
- * tenant in the same worker (issue 15, done when). The QuickBooks double serves the API; tokens come from the
- * token endpoint through the shared platform-OAuth room.
+ * tenant in the same worker (issue 15, done when). The QuickBooks double serves the API and accepts only the access
+ * tokens Intuit's token endpoint double (test/doubles/quickbooks-oauth.ts) issued through the shared platform-OAuth room.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeNdjson } from '../../../src/platforms/index.js';
 import type { SimulatorData } from '../../../src/simulator/index.js';
+import { QuickBooksOAuthDouble } from '../../doubles/quickbooks-oauth.js';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from '../xero/fake-xero.js';
@@ -16,7 +17,6 @@ import { buildContacts, buildInvoices } from '../xero/fixtures.js';
 import { startFake, TOKEN_KEY, xeroPlatform } from '../xero/harness.js';
 import { QboDouble } from './double.js';
 import { customer, invoice } from './fixtures.js';
-import { startQboTokens, type QboTokens } from './tokens.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.now() - 48 * HOUR;
@@ -24,7 +24,7 @@ const T0 = Date.now() - 48 * HOUR;
 describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worker', () => {
   let redis: TestRedis;
   let qbo: QboDouble;
-  let tokens: QboTokens;
+  let tokens: QuickBooksOAuthDouble;
   let xero: FakeXero;
   let folder: string;
   let rig: Rig;
@@ -33,8 +33,8 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    qbo = await QboDouble.start();
-    tokens = await startQboTokens(qbo);
+    qbo = await QboDouble.start({ tokens: [] });
+    tokens = await QuickBooksOAuthDouble.start({ clientId: 'ABqbo-client-1', clientSecret: 'qbo-secret-1', realmId: qbo.realmId, onAccess: (t) => qbo.acceptToken(t) });
     // QuickBooks: 4 customers (one inactive, one a job of the first), 2 invoices each for the active ones.
     let t = T0;
     for (const id of ['1', '2', '3']) qbo.put('Customer', customer(id), (t += 1000));
@@ -53,7 +53,7 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [
-        { id: 'maple', platform: { kind: 'quickbooks', clientId: tokens.clientId, clientSecret: tokens.clientSecret, refreshToken: tokens.issueRefreshToken(), realmId: qbo.realmId, environment: 'sandbox', apiUrl: qbo.apiUrl, tokenUrl: tokens.tokenUrl } },
+        { id: 'maple', platform: { kind: 'quickbooks', clientId: tokens.options.clientId, clientSecret: tokens.options.clientSecret, refreshToken: tokens.issueRefreshToken(), realmId: qbo.realmId, environment: 'sandbox', apiUrl: qbo.apiUrl, tokenUrl: tokens.tokenUrl } },
         { id: 'kiwi', platform: xeroPlatform(xero) },
         { id: 'acme', platform: { kind: 'file', path: folder } },
       ],
@@ -85,9 +85,9 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
     expect(inv('1050')?.contact.uuid).toBe(byId.get('5')?.uuid);
     expect(qbo.violations).toEqual([]);
     // Tokens came from the token endpoint through the shared OAuth room, and none was logged.
-    expect(tokens.refreshes).toBeGreaterThanOrEqual(1);
+    expect(tokens.tokenCalls.filter((c) => c.outcome === 'issued').length).toBeGreaterThanOrEqual(1);
     const logs = rig.logs.join('');
-    for (const t of tokens.issued) expect(logs).not.toContain(t);
+    for (const t of [...tokens.issuedRefresh, ...tokens.issuedAccess]) expect(logs).not.toContain(t);
   });
 
   it('incremental: a payment over three invoices lowers each once; an inactive customer, a void, a change-feed deletion', async () => {
