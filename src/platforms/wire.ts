@@ -1,7 +1,6 @@
 /**
  * Small helpers the platform adapters share for what comes over the wire: optional text and decimal amounts in
- * zod schemas, one header's value, and a short name for a transport error. (Xero's schemas and HTTP code, and the
- * OAuth room, hold copies from before this file; they can import these instead.)
+ * zod schemas, one header's value, and a short name for a transport error (Xero, QuickBooks and the OAuth room).
  */
 import { z } from 'zod';
 

@@ -25,6 +25,7 @@ import { request, type Dispatcher } from 'undici';
 import type { Secret } from '../../config/secret.js';
 import { RedisLock } from '../../redis/lock.js';
 import { PlatformError } from '../types.js';
+import { errorName } from '../wire.js';
 import type { TokenCipher } from './cipher.js';
 import { tokenErrorSchema, tokenResponseSchema } from './schemas.js';
 import { PlatformTokenStore, type OAuthPlatformKind, type StoredState, type StoredTokens } from './token-store.js';
@@ -383,9 +384,4 @@ export class PlatformAuth {
       );
     }
   }
-}
-
-function errorName(err: unknown): string {
-  if (err instanceof Error) return (err as Error & { code?: string }).code ?? err.name;
-  return 'error';
 }

@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import { clientKey, connectionKey } from '../../redis/keys.js';
 import { LuaScript, NOW_MS } from '../../redis/script.js';
 import { PlatformRateLimitedError } from '../types.js';
+import { headerValue } from '../wire.js';
 
 export type LimitScope = 'minute' | 'day' | 'concurrent' | 'app';
 
@@ -177,8 +178,8 @@ export class PlatformRateLimiter {
   /** Reads Xero's `X-...-Remaining` headers and blocks a limit it reports as spent (other platforms send none). */
   async observe(headers: Record<string, string | string[] | undefined>): Promise<void> {
     const remaining = (name: string): number | undefined => {
-      const v = headers[name];
-      const n = Number(Array.isArray(v) ? v[0] : v);
+      const v = headerValue(headers, name);
+      const n = Number(v);
       return v === undefined || !Number.isFinite(n) ? undefined : n;
     };
     if (remaining('x-minlimit-remaining') === 0) await this.block('minute', 60_000);

@@ -11,6 +11,7 @@ import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
 import type { AccessToken, PlatformAuth } from '../oauth/oauth.js';
 import { describe, retryAfterMs, type LimitScope, type PlatformRateLimiter } from '../oauth/rate-limiter.js';
+import { errorName, headerValue } from '../wire.js';
 
 export interface XeroHttpSettings {
   /** Whole request (headers and body) deadline. Default 20 s. */
@@ -46,11 +47,6 @@ export type XeroGetResult = { kind: 'json'; body: unknown } | { kind: 'not-modif
 
 const PROBLEMS: Record<string, LimitScope> = { minute: 'minute', day: 'day', concurrent: 'concurrent', appminute: 'app' };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 export class XeroHttp {
   private readonly settings: XeroHttpSettings;
@@ -150,17 +146,12 @@ export class XeroHttp {
   }
 
   private async rateLimited(path: string, headers: Record<string, string | string[] | undefined>): Promise<PlatformRateLimitedError> {
-    const problem = header(headers, 'x-rate-limit-problem')?.trim().toLowerCase() ?? '';
+    const problem = headerValue(headers, 'x-rate-limit-problem')?.trim().toLowerCase() ?? '';
     const scope = PROBLEMS[problem] ?? 'minute';
     const fallback = scope === 'day' ? this.options.limiter.limits.dayBlockMs : scope === 'concurrent' ? 1_000 : 60_000;
-    const waitMs = retryAfterMs(header(headers, 'retry-after')) ?? fallback;
+    const waitMs = retryAfterMs(headerValue(headers, 'retry-after')) ?? fallback;
     await this.options.limiter.block(scope, waitMs);
     this.options.logger?.warn({ path, scope, waitMs }, 'xero: rate limited');
     return new PlatformRateLimitedError(scope, waitMs, `xero: ${describe(scope)} limit reached (429 on GET ${path}); retry in ${Math.ceil(waitMs / 1000)} s`);
   }
-}
-
-function errorName(err: unknown): string {
-  if (err instanceof Error) return (err as Error & { code?: string }).code ?? err.name;
-  return 'error';
 }

@@ -4,21 +4,11 @@
  * canonical record check (records.ts) decides what a record cannot do without.
  */
 import { z } from 'zod';
+import { optionalDecimal, optionalText } from '../wire.js';
 
-/** Text that may be absent or null; trimmed, and an empty string counts as absent. */
-const text = z
-  .string()
-  .nullish()
-  .transform((v) => {
-    const t = v?.trim();
-    return t === undefined || t === '' ? undefined : t;
-  });
-
+const text = optionalText;
 /** Xero sends money as JSON numbers, and in a few places as strings (`TotalAmount: "50.00"`). */
-const money = z
-  .union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)])
-  .nullish()
-  .transform((v) => v ?? undefined);
+const money = optionalDecimal;
 
 /** A date in any of Xero's forms; parsed by dates.ts. */
 const dateText = z.string().nullish().transform((v) => v ?? undefined);
