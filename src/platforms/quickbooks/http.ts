@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import { errorName, headerValue } from '../wire.js';
+import { backOff, errorName, headerValue, retryable } from '../wire.js';
 import type { QuickBooksAccess } from './access.js';
 import { parseFault, type QboFault } from './schemas.js';
 
@@ -56,8 +56,6 @@ export class QuickBooksFaultError extends PlatformError {
     this.name = 'QuickBooksFaultError';
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function parseJson(text: string): unknown {
   try {
@@ -155,15 +153,12 @@ export class QuickBooksHttp {
           throw new PlatformError('PLATFORM_BAD_RESPONSE', `quickbooks: ${what} answered ${status}: ${detail} (intuit_tid ${tid ?? 'none'})`, false);
         }
       } catch (err) {
-        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || err instanceof PlatformRateLimitedError) throw err;
-        retryReason = err;
+        retryReason = retryable(err);
       } finally {
         await lease.release().catch(() => undefined);
       }
-      failures += 1;
-      if (failures > this.settings.retries) throw retryReason;
-      log?.warn({ call: what, failures, reason: retryReason.message }, 'quickbooks: retrying');
-      await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
+      const reason = retryReason;
+      failures = await backOff(failures, reason, this.settings, (n) => log?.warn({ call: what, failures: n, reason: reason.message }, 'quickbooks: retrying'));
     }
   }
 }

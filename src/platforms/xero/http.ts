@@ -11,7 +11,7 @@ import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
 import type { AccessToken, PlatformAuth } from '../oauth/oauth.js';
 import { describe, retryAfterMs, type LimitScope, type PlatformRateLimiter } from '../oauth/rate-limiter.js';
-import { errorName, headerValue } from '../wire.js';
+import { backOff, errorName, headerValue, retryable } from '../wire.js';
 
 export interface XeroHttpSettings {
   /** Whole request (headers and body) deadline. Default 20 s. */
@@ -46,7 +46,6 @@ export interface XeroHttpOptions {
 export type XeroGetResult = { kind: 'json'; body: unknown } | { kind: 'not-modified' };
 
 const PROBLEMS: Record<string, LimitScope> = { minute: 'minute', day: 'day', concurrent: 'concurrent', appminute: 'app' };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class XeroHttp {
   private readonly settings: XeroHttpSettings;
@@ -69,10 +68,7 @@ export class XeroHttp {
         access = await this.options.auth.accessToken(rejected);
       } catch (err) {
         if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE') throw err;
-        failures += 1;
-        if (failures > this.settings.retries) throw err;
-        this.options.logger?.warn({ path, failures, reason: err.message }, 'xero: retrying the token');
-        await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
+        failures = await backOff(failures, err, this.settings, (n) => this.options.logger?.warn({ path, failures: n, reason: err.message }, 'xero: retrying the token'));
         continue;
       }
       const lease = await this.options.limiter.acquire(signal);
@@ -133,15 +129,12 @@ export class XeroHttp {
           throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET ${path} answered ${status}: ${text.slice(0, 200)}`, false);
         }
       } catch (err) {
-        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || err instanceof PlatformRateLimitedError) throw err;
-        retryReason = err;
+        retryReason = retryable(err);
       } finally {
         await lease.release().catch(() => undefined);
       }
-      failures += 1;
-      if (failures > this.settings.retries) throw retryReason;
-      this.options.logger?.warn({ path, failures, reason: retryReason.message }, 'xero: retrying');
-      await sleep(this.settings.retryBaseMs * 2 ** (failures - 1));
+      const reason = retryReason;
+      failures = await backOff(failures, reason, this.settings, (n) => this.options.logger?.warn({ path, failures: n, reason: reason.message }, 'xero: retrying'));
     }
   }
 
