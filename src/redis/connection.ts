@@ -40,6 +40,10 @@ export function createRedis(target: string | RedisTarget, role: 'worker' | 'prod
     },
     ...(t.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
     slotsRefreshTimeout: 3_000,
+    // A worker rides out a master's failover or restart as it rides out a single Redis's restart (it waits):
+    // CLUSTERDOWN, TRYAGAIN and MOVED to a node still loading are retried for about a minute (ioredis' defaults,
+    // 16 redirections 100 ms apart, give up within 2 s and fail the command, and with it the run's write).
+    ...(role === 'worker' ? { maxRedirections: 300, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnMoved: 20 } : {}),
   };
   const cluster = new Cluster(t.nodes, clusterOptions);
   return cluster as unknown as Redis;

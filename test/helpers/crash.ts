@@ -142,7 +142,17 @@ export function withOutputs(rig: CrashRig, err: unknown): unknown {
  * restart of Redis (`restartRedis`: the server, or one master of a cluster) and scripted service faults: every
  * record lands once, the run was resumed after a kill, each scripted fault happened.
  */
-export async function killsAndRestartLandEveryRecordOnce(rig: CrashRig, restartRedis: () => Promise<void>): Promise<void> {
+export async function killsAndRestartLandEveryRecordOnce(
+  rig: CrashRig,
+  restartRedis: () => Promise<void>,
+  options: {
+    /**
+     * Replace the worker (kill -9, start a new one) once Redis is back, as a deployment does when /readyz fails:
+     * on a Redis Cluster a worker that lived through its master's restart can stay wedged (README, "Scaling out").
+     */
+    replaceWorkerAfterRestart?: boolean;
+  } = {},
+): Promise<void> {
   const { sim, queue, stores } = rig;
   await writeFile(join(rig.folder, 'tenants.json'), tenantsJson([{ id: 'acme', platform: { kind: 'file', path: rig.folder } }]));
   // Scripted faults: contact creates whose answer is lost after the commit (the intent path), resets and 5xx,
@@ -180,6 +190,10 @@ export async function killsAndRestartLandEveryRecordOnce(rig: CrashRig, restartR
     // Redis goes down and comes back (AOF) in the middle of the run.
     await rig.writesAhead(80, 'the Redis restart');
     await restartRedis();
+    if (options.replaceWorkerAfterRestart) {
+      await worker.kill9();
+      worker = rig.start();
+    }
     sim.setFaults({ error5xxRate: 0, rate429: 0, resetRate: 0, dropAfterCommitRate: 0, script: [] });
     const run = await waitForRun(stores.runs, 'acme', { mode: 'full', requestedAt: requestedAt - 60_000, timeoutMs: 150_000 }).catch(async (err: unknown) => {
       const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'failed', 'completed']);
@@ -191,7 +205,7 @@ export async function killsAndRestartLandEveryRecordOnce(rig: CrashRig, restartR
       };
       throw new Error(`${String(err)}\n${JSON.stringify(diag, null, 1)}\n${rig.outputs()}`);
     });
-    expect(run.outcome, rig.outputs()).not.toBe('failed');
+    expect(run.outcome, `${JSON.stringify(run.errors)}\n${rig.outputs()}`).not.toBe('failed');
     expectExactlyOnce(sim, 'client-acme', rig.data);
     // The kills landed mid-run: the job was taken over after a stall (or retried), not run once from start to end.
     const job = await queue.getJob(jobId ?? '');
