@@ -39,12 +39,17 @@ function write(value: unknown): string | undefined {
   if (value === null) return 'null';
   const withJson = value as { toJSON?: () => unknown };
   if (typeof withJson.toJSON === 'function') return write(withJson.toJSON());
-  if (Array.isArray(value)) return `[${value.map((v: unknown) => write(v) ?? 'null').join(',')}]`;
-  const entries: string[] = [];
+  // Built by concatenation (no per-level arrays of parts): this runs for every record of every sync.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i += 1) out += (i > 0 ? ',' : '') + (write(value[i]) ?? 'null');
+    return `${out}]`;
+  }
   const obj = value as Record<string, unknown>;
+  let out = '{';
   for (const key of Object.keys(obj).sort()) {
     const text = write(obj[key]);
-    if (text !== undefined) entries.push(`${JSON.stringify(key)}:${text}`);
+    if (text !== undefined) out += (out.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + text;
   }
-  return `{${entries.join(',')}}`;
+  return `${out}}`;
 }
