@@ -45,31 +45,50 @@ export interface RetryOptions {
 }
 
 export async function withRetries<T>(attempt: (attemptNumber: number) => Promise<T>, o: RetryOptions): Promise<T> {
+  // The first attempt runs outside p-retry: nearly every call ends with it, and p-retry's set-up (its options
+  // copied and checked, a frozen context per failure) is per call on the hot path. A failure goes on as p-retry
+  // would: not retryable or no retries left -> thrown; otherwise the same wait, then p-retry takes the rest.
+  try {
+    return await attempt(1);
+  } catch (err) {
+    const error = asError(err);
+    if (!isRetryable(error, o.idempotent) || o.retries <= 0) throw error;
+    await waitBeforeRetry(error, 1, o);
+  }
   return pRetry(
     async (n) => {
       try {
-        return await attempt(n);
+        return await attempt(n + 1);
       } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        if (!isRetryable(error, o.idempotent)) throw new AbortError(error);
-        throw error;
+        const error = asError(err);
+        // p-retry's AbortError ends the retries; p-retry throws the error it wraps.
+        throw isRetryable(error, o.idempotent) ? error : new AbortError(error);
       }
     },
     {
-      retries: o.retries,
+      retries: o.retries - 1,
       // p-retry's own delay is off: the wait happens in onFailedAttempt, where Retry-After is known.
       minTimeout: 0,
       factor: 1,
       onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
         if (retriesLeft <= 0) return;
-        const retryAfter = error instanceof RateLimitedError ? (error.retryAfterMs ?? 0) : 0;
-        const waitMs = Math.max(backoffMs(attemptNumber, o.backoff), retryAfter);
-        if (Date.now() + waitMs >= o.deadlineMs) throw error;
-        o.onRetry?.({ error, attemptNumber, waitMs });
-        await sleep(waitMs, o.route, o.signal);
+        await waitBeforeRetry(error, attemptNumber + 1, o);
       },
     },
   );
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The wait after failed attempt `attemptNumber`; throws `error` when the wait would pass the deadline. */
+async function waitBeforeRetry(error: Error, attemptNumber: number, o: RetryOptions): Promise<void> {
+  const retryAfter = error instanceof RateLimitedError ? (error.retryAfterMs ?? 0) : 0;
+  const waitMs = Math.max(backoffMs(attemptNumber, o.backoff), retryAfter);
+  if (Date.now() + waitMs >= o.deadlineMs) throw error;
+  o.onRetry?.({ error, attemptNumber, waitMs });
+  await sleep(waitMs, o.route, o.signal);
 }
 
 async function sleep(ms: number, route: string, signal?: AbortSignal): Promise<void> {
