@@ -74,9 +74,7 @@ export async function send(dispatcher: Dispatcher, req: HttpRequest, ctx: SendCo
     abort.abort(new DOMException('the request time budget ran out', 'TimeoutError'));
   }, Math.max(1, ctx.timeoutMs));
   const outer = ctx.signal;
-  const onAbort = (): void => abort.abort(outer?.reason);
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener('abort', onAbort, { once: true });
+  const followed = outer ? follow(outer, abort) : undefined;
   try {
     const res = await dispatcher.request({
       origin: req.origin,
@@ -99,8 +97,39 @@ export async function send(dispatcher: Dispatcher, req: HttpRequest, ctx: SendCo
     throw classifyNetworkError(err, { ...ctx, timedOut });
   } finally {
     clearTimeout(timer);
-    outer?.removeEventListener('abort', onAbort);
+    followed?.delete(abort);
   }
+}
+
+/**
+ * The requests under way per caller signal (a run's signal is shared by all of its requests): one abort listener
+ * per signal that aborts each of them with its reason, instead of an addEventListener and a removeEventListener per
+ * request (EventTarget's dearest calls on the hot path).
+ */
+const underWay = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/** Aborts `abort` with `outer`'s reason when `outer` aborts (at once if it has); returns the set to leave. */
+function follow(outer: AbortSignal, abort: AbortController): Set<AbortController> | undefined {
+  if (outer.aborted) {
+    abort.abort(outer.reason);
+    return undefined;
+  }
+  let requests = underWay.get(outer);
+  if (requests === undefined) {
+    const those = new Set<AbortController>();
+    requests = those;
+    underWay.set(outer, those);
+    outer.addEventListener(
+      'abort',
+      () => {
+        underWay.delete(outer);
+        for (const a of those) a.abort(outer.reason);
+      },
+      { once: true },
+    );
+  }
+  requests.add(abort);
+  return requests;
 }
 
 /** Failures before a byte of the request could have reached the service. */
