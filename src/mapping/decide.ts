@@ -124,9 +124,11 @@ export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, payments
   });
   if (mapped.kind === 'skip') return mapped;
   if (mapped.kind === 'reject') return deadLetter(mapped);
-  const { uuid: _uuid, ...content } = mapped.body;
+  const { body, dropped } = mapped;
+  // The hash leaves `uuid` out (canonical JSON skips an undefined value: no copy without it when there is none).
+  const hash = contentHash(body.uuid === undefined ? body : { ...body, uuid: undefined });
   // Nulls on every push, a create too: the create-update may match an invoice the service already holds.
-  return byIdMap({ ...mapped, body: withNulls(mapped.body, INVOICE_TEXT_FIELDS) }, contentHash(content), known);
+  return byIdMap({ kind: 'push', body: withNulls(body, INVOICE_TEXT_FIELDS), dropped }, hash, known);
 }
 
 export function decidePayment(rec: PaymentRecord, known: IdMapEntry | undefined): PaymentDecision {
