@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AbortedError, AuthError, CollectionsError, TransientError, ValidationError } from './errors.js';
-import { createAgent, DEFAULT_TIMEOUTS, send, type HttpMethod, type HttpResponse, type Timeouts } from './http.js';
+import { createAgent, DEFAULT_TIMEOUTS, send, type HttpMethod, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
 import { authReason, errorFromResponse, looseBody, parseBody } from './responses.js';
 import { DEFAULT_BACKOFF, withRetries, type Backoff } from './retry.js';
 import {
@@ -233,8 +233,11 @@ export class CollectionsClient {
     try {
       const path = this.#basePath + op.path + (op.query && op.query.size > 0 ? `?${op.query.toString()}` : '');
       const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${lease.token}` };
-      if (op.body !== undefined) headers['content-type'] = 'application/json';
-      const req = { origin: this.#origin, path, method: op.method, headers, ...(op.body === undefined ? {} : { body: JSON.stringify(op.body) }) };
+      const req: HttpRequest = { origin: this.#origin, path, method: op.method, headers };
+      if (op.body !== undefined) {
+        headers['content-type'] = 'application/json';
+        req.body = JSON.stringify(op.body);
+      }
       const res = await send(this.#dispatcher, req, {
         route: op.route,
         idempotent: op.idempotent,
