@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../http-server.js';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
@@ -88,18 +88,6 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const server: Server = createServer((req, res) => void listener(req, res));
   server.keepAliveTimeout = 5_000;
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const listening = await listen(server, options.port, host);
+  return { port: listening.port, url: `http://${host.includes(':') ? `[${host}]` : host}:${listening.port}/`, close: () => listening.close() };
 }

@@ -3,7 +3,7 @@
  * `/metrics` (Prometheus text). Binds 0.0.0.0 in the container, 127.0.0.1 by default elsewhere.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../http-server.js';
 import type { Registry } from 'prom-client';
 
 export interface Readiness {
@@ -50,16 +50,5 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     })();
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, options.port, options.host ?? '127.0.0.1');
 }

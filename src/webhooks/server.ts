@@ -19,7 +19,7 @@
  */
 import { createHmac, createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../http-server.js';
 import { getRequestListener } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -215,16 +215,5 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
   const server: Server = createServer((req, res) => void listener(req, res));
   server.keepAliveTimeout = 5_000;
   server.requestTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, o.port, o.host);
 }

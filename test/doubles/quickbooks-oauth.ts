@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { TokenEndpointBook } from './token-endpoint.js';
+import { closeServer } from '../../src/http-server.js';
 
 const FIXTURES = new URL('../fixtures/quickbooks/oauth/', import.meta.url);
 
@@ -80,10 +81,7 @@ export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outco
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (this.server) await closeServer(this.server);
   }
 
   /** Whether an API double should accept this access token now. */

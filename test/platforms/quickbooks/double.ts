@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { xsdEnum, xsdFields } from './xsd.js';
+import { closeServer } from '../../../src/http-server.js';
 
 export type QboEntityName = 'Customer' | 'Invoice' | 'Payment';
 export type QboObject = Record<string, unknown>;
@@ -163,10 +164,7 @@ export class QboDouble {
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (this.server) await closeServer(this.server);
   }
 
   acceptToken(token: string): void {

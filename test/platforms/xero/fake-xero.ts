@@ -21,6 +21,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { TokenEndpointBook } from '../../doubles/token-endpoint.js';
 import { specParameters, type ParameterSpec, type XeroObject } from './fixtures.js';
+import { closeServer } from '../../../src/http-server.js';
 
 export interface FakeXeroOptions {
   xeroTenantId: string;
@@ -114,10 +115,7 @@ export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (this.server) await closeServer(this.server);
   }
 
   /** This refresh token stops working (as if Xero lost it). */
