@@ -4,7 +4,8 @@
  * depends on what a job does. Each is built only when the worker works its queue.
  */
 import type { Processor } from 'bullmq';
-import { authUrlOf, type App } from '../src/app.js';
+import type { App } from '../src/app.js';
+import { authUrlOf } from '../src/config/tenants.js';
 import type { TenantConfig } from '../src/config/tenants.js';
 import type { QUEUES } from '../src/queues/index.js';
 import { createCallsProcessor } from './calls/processor.js';

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { authClientKey } from './auth/keys.js';
 import { ClientAuthStore, type AuthStatus } from './auth/token-store.js';
 import type { Env } from './config/env.js';
-import type { TenantConfig, TenantsFile } from './config/tenants.js';
+import { authUrlOf, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import { queueJobCounts, type JobCounts } from './queues/counts.js';
 import { QUEUES } from './queues/names.js';
 import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
@@ -38,7 +38,7 @@ export async function openStateApp(options: { env: Env; tenants: TenantsFile }):
     stores: createStateStores(redis, env.KEY_PREFIX),
     tenants: () => [...byId.values()],
     tenant: (id) => byId.get(id),
-    authStatus: (t) => new ClientAuthStore(redis, env.KEY_PREFIX, authClientKey(t.collections.authUrl ?? env.COLLECTIONS_AUTH_URL, t.collections.clientId)).status(),
+    authStatus: (t) => new ClientAuthStore(redis, env.KEY_PREFIX, authClientKey(authUrlOf(env, t), t.collections.clientId)).status(),
     async queueCounts() {
       const counts = await Promise.all(queueNames.map((name) => queueJobCounts(redis, env.KEY_PREFIX, QUEUES[name])));
       return Object.fromEntries(queueNames.map((name, i) => [name, counts[i]!])) as Record<keyof typeof QUEUES, JobCounts>;

@@ -202,8 +202,3 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
 }
-
-/** The authUrl of a tenant (its own or the environment's). */
-export function authUrlOf(env: Env, tenant: TenantConfig): string {
-  return tenant.collections.authUrl ?? env.COLLECTIONS_AUTH_URL;
-}

@@ -303,3 +303,8 @@ export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process
   }
   return parseTenants(text, env, path);
 }
+
+/** The authUrl of a tenant (its own or the environment's). */
+export function authUrlOf(env: { COLLECTIONS_AUTH_URL: string }, tenant: TenantConfig): string {
+  return tenant.collections.authUrl ?? env.COLLECTIONS_AUTH_URL;
+}
