@@ -180,7 +180,14 @@ function quickBooksRoute(app: Hono, qb: QuickBooksNotifications, o: WebhookServe
     async (c) => {
       const raw = new Uint8Array(await c.req.arrayBuffer());
       const signature = Buffer.from(c.req.header('intuit-signature')?.trim() ?? '', 'base64');
-      const verified = qb.tenants().filter((t) => signature.length > 0 && same(signature, createHmac('sha256', t.verifierToken.reveal()).update(raw).digest()));
+      // One HMAC per verifier token (one per Intuit app), not per tenant: the companies of one app share it.
+      const macs = new Map<string, Buffer>();
+      const macUnder = (token: string): Buffer => {
+        let mac = macs.get(token);
+        if (mac === undefined) macs.set(token, (mac = createHmac('sha256', token).update(raw).digest()));
+        return mac;
+      };
+      const verified = signature.length === 0 ? [] : qb.tenants().filter((t) => same(signature, macUnder(t.verifierToken.reveal())));
       if (verified.length === 0) return refuse(c, undefined, 'bad_secret', 401, 'unauthorized');
       let parsed;
       try {
