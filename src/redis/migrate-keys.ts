@@ -188,10 +188,12 @@ export async function migrateKeys(redis: Redis, options: MigrateOptions): Promis
   return report;
 }
 
-/** Keys that tell whether a tenant has state: its id maps, cursors and dead letters. */
+/** Keys that tell whether a tenant has state: its id maps (packed or not), cursors and dead letters. */
 const MARKERS: { kind: string; parts: string[] }[] = [
   { kind: 'ids', parts: ['contacts'] },
   { kind: 'ids', parts: ['invoices'] },
+  { kind: 'rec', parts: ['contacts'] },
+  { kind: 'rec', parts: ['invoices'] },
   { kind: 'cursors', parts: [] },
   { kind: 'dead', parts: [] },
 ];

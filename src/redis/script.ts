@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
-export type LuaArg = string | number;
+export type LuaArg = string | number | Buffer;
 
 export interface LuaScriptOptions {
   /** How many KEYS the script takes, checked on every run; leave out for a script that takes a list of keys. */
@@ -31,14 +31,23 @@ export class LuaScript {
   }
 
   async run(redis: Redis, keys: readonly string[], args: readonly LuaArg[]): Promise<unknown> {
+    return this.#run(redis, keys, args, false);
+  }
+
+  /** The same, with the reply's strings as Buffers (values that are bytes, not text). */
+  async runBuffer(redis: Redis, keys: readonly string[], args: readonly LuaArg[]): Promise<unknown> {
+    return this.#run(redis, keys, args, true);
+  }
+
+  async #run(redis: Redis, keys: readonly string[], args: readonly LuaArg[], buffers: boolean): Promise<unknown> {
     const { numKeys, mapError } = this.options;
     if (numKeys !== undefined && keys.length !== numKeys) throw new Error(`script expects ${numKeys} keys, got ${keys.length}`);
     try {
       try {
-        return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+        return buffers ? await redis.callBuffer('EVALSHA', this.sha, keys.length, ...keys, ...args) : await redis.evalsha(this.sha, keys.length, ...keys, ...args);
       } catch (err) {
         if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return await redis.eval(this.source, keys.length, ...keys, ...args);
+        return buffers ? await redis.callBuffer('EVAL', this.source, keys.length, ...keys, ...args) : await redis.eval(this.source, keys.length, ...keys, ...args);
       }
     } catch (err) {
       throw (err instanceof Error ? mapError?.(err) : undefined) ?? err;

@@ -52,3 +52,24 @@ export function encodeDay(date: string): number {
 export function decodeDay(days: number): string {
   return new Date(days * DAY_MS).toISOString().slice(0, 10);
 }
+
+/**
+ * A uuid as packed records keep it (src/state/packed.ts): `B` + its 16 bytes when canonical, else `T` + the text
+ * as given (a text that reads as a compact uuid is refused, as encodeUuid does).
+ */
+export function uuidPart(uuid: string): Buffer {
+  const enc = encodeUuid(uuid);
+  return enc === uuid ? Buffer.concat([Buffer.from('T'), Buffer.from(uuid)]) : Buffer.concat([Buffer.from('B'), Buffer.from(enc, 'base64url')]);
+}
+
+/** A content hash as packed records keep it: `B` + its 9 bytes (18 or 32 hex), else `T` + the text. */
+export function hashPart(hash: string): Buffer {
+  const enc = encodeHash(hash);
+  return enc === hash ? Buffer.concat([Buffer.from('T'), Buffer.from(hash)]) : Buffer.concat([Buffer.from('B'), Buffer.from(enc, 'base64url')]);
+}
+
+/** 16 raw bytes as a canonical uuid. */
+export function formatUuid(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

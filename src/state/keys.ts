@@ -5,7 +5,9 @@
 import { tenantKey, type KeyKind, type KeyPart } from '../redis/keys.js';
 
 export const STATE_KINDS = {
-  /** Id map and content hash: one HASH per (tenant, entity). */
+  /** Packed records (id map, mirror cells, ledger entry in one value, in buckets): one HASH per (tenant, entity). */
+  rec: 'rec',
+  /** Id map and content hash as versions before packed records kept them (read, and moved on write). */
   ids: 'ids',
   intents: 'intents',
   cursors: 'cursors',

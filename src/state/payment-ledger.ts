@@ -1,12 +1,15 @@
 /**
- * What we know of each invoice's payments, to compute its outstanding amount. Per tenant, two HASHes:
- * `ledger:<t>:pay` (payment id -> `deleted|amount|invoiceId`) and `ledger:<t>:inv` (invoice id -> JSON list
- * of its payment ids). Amounts travel as the strings JS wrote and are summed in JS, never in Lua floats.
+ * What we know of each invoice's payments, to compute its outstanding amount: in the packed records
+ * (src/state/packed.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
+ * Versions before kept two HASHes per tenant, `ledger:<t>:pay` and `ledger:<t>:inv` (invoice id -> JSON list of
+ * payment ids): read where an id is not packed yet, moved on write. Amounts travel as the strings JS wrote and
+ * are summed in JS, never in Lua floats.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, stateScript } from './script.js';
+import { getRecords, PACKED_PRELUDE, packedKey, packedMap } from './packed.js';
+import { stateScript } from './script.js';
 import { parseValue } from './stored.js';
 
 export const paymentLedgerEntrySchema = z.object({
@@ -30,63 +33,71 @@ const payValueSchema = z
   })
   .pipe(z.object({ deleted: z.boolean(), amount: amountSchema, invoiceId: z.string().min(1) }));
 
-const LUA_LISTS = `${LUA_HELPERS}
-local function parse(k, v)
+/**
+ * The ledger is the third segment of packed records (src/state/packed.ts): a payment's `deleted|amount|invoiceId`,
+ * an invoice's payment ids. KEYS: the payments' packed map and its old hashes, then the invoices'. ARGV[1], ARGV[2]:
+ * their specs.
+ */
+const LUA_LEDGER = `${PACKED_PRELUDE}
+local P = pmap(ARGV[1])
+local I = pmap(ARGV[2])
+local function parse(id, v)
   local d, a, inv = string.match(v, '^([01])|([^|]+)|(.+)$')
-  if not d then corrupt(KEYS[1], k) end
+  if not d then corrupt(P.key, id) end
   return d, a, inv
-end
-local function list(inv)
-  local raw = redis.call('HGET', KEYS[2], inv)
-  if not raw then return {} end
-  local ok, l = pcall(cjson.decode, raw)
-  if not ok or type(l) ~= 'table' then corrupt(KEYS[2], inv) end
-  return l
 end
 `;
 
-/** KEYS: pay, inv. ARGV: (paymentId, invoiceId, amount, deleted) quads. */
-const SET_MANY = stateScript(`${LUA_LISTS}
-for i = 1, #ARGV, 4 do
+/** ARGV[3..]: (paymentId, invoiceId, amount, deleted) quads. */
+const SET_MANY = stateScript(`${LUA_LEDGER}
+for i = 3, #ARGV, 4 do
   local pid, inv, amount, deleted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local old = redis.call('HGET', KEYS[1], pid)
-  if old then
-    local _, _, oldInv = parse(pid, old)
+  local hp = redit(P, pid)
+  if hp.t[3] then
+    local _, _, oldInv = parse(pid, hp.t[3])
     if oldInv ~= inv then
+      local ho = redit(I, oldInv)
       local kept = {}
-      for _, p in ipairs(list(oldInv)) do if p ~= pid then kept[#kept + 1] = p end end
-      if #kept == 0 then redis.call('HDEL', KEYS[2], oldInv) else redis.call('HSET', KEYS[2], oldInv, cjson.encode(kept)) end
+      for _, p in ipairs(ldec(I.key, oldInv, ho.t[3] or '')) do if p ~= pid then kept[#kept + 1] = p end end
+      ho.t[3] = #kept > 0 and lenc(kept) or false
+      rsave(I, ho)
     end
   end
-  redis.call('HSET', KEYS[1], pid, deleted .. '|' .. amount .. '|' .. inv)
-  local l = list(inv)
+  hp.t[3] = deleted .. '|' .. amount .. '|' .. inv
+  rsave(P, hp)
+  local hi = redit(I, inv)
+  local l = ldec(I.key, inv, hi.t[3] or '')
   local found = false
   for _, p in ipairs(l) do if p == pid then found = true break end end
   if not found then
     l[#l + 1] = pid
-    redis.call('HSET', KEYS[2], inv, cjson.encode(l))
+    hi.t[3] = lenc(l)
+    rsave(I, hi)
   end
 end
-return #ARGV / 4
+pflush(P)
+pflush(I)
+return (#ARGV - 2) / 4
 `);
 
-/** KEYS: pay, inv. ARGV: invoice ids. Per invoice: false (no payments known) or the live amounts. */
-const TOTALS = stateScript(`${LUA_LISTS}
+/** ARGV[3..]: invoice ids. Per invoice: false (no payments known) or the live amounts. */
+const TOTALS = stateScript(`${LUA_LEDGER}
 local out = {}
-for i, inv in ipairs(ARGV) do
-  local raw = redis.call('HGET', KEYS[2], inv)
-  if raw then
+for i = 3, #ARGV do
+  local inv = ARGV[i]
+  local t = rget(I, inv)
+  if t and t[3] then
     local amounts = {}
-    for _, pid in ipairs(list(inv)) do
-      local v = redis.call('HGET', KEYS[1], pid)
-      if v then
-        local d, a = parse(pid, v)
+    for _, pid in ipairs(ldec(I.key, inv, t[3])) do
+      local p = rget(P, pid)
+      if p and p[3] then
+        local d, a = parse(pid, p[3])
         if d == '0' then amounts[#amounts + 1] = a end
       end
     end
-    out[i] = amounts
+    out[i - 2] = amounts
   else
-    out[i] = false
+    out[i - 2] = false
   end
 end
 return out
@@ -103,8 +114,16 @@ export class PaymentLedger {
     private readonly prefix: string,
   ) {}
 
+  /** The ledgers as versions before packed records kept them (read, and moved on write). */
   private keys(tenant: string): [string, string] {
     return [stateKey(this.prefix, 'paymentLedger', tenant, 'pay'), stateKey(this.prefix, 'paymentLedger', tenant, 'inv')];
+  }
+
+  /** KEYS and the two specs of a ledger script: the payments' packed map, then the invoices'. */
+  private maps(tenant: string): { keys: string[]; specs: [string, string] } {
+    const pay = packedMap(this.prefix, tenant, 'payments');
+    const inv = packedMap(this.prefix, tenant, 'invoices', pay.keys.length + 1);
+    return { keys: [...pay.keys, ...inv.keys], specs: [pay.spec, inv.spec] };
   }
 
   /** Records payments (one Lua call). A payment that moved to another invoice leaves the old one. */
@@ -115,7 +134,8 @@ export class PaymentLedger {
       const e = paymentLedgerEntrySchema.parse(input);
       args.push(e.paymentId, e.invoiceId, String(e.amount), e.deleted ? '1' : '0');
     }
-    await SET_MANY.run(this.redis, this.keys(tenant), args);
+    const { keys, specs } = this.maps(tenant);
+    await SET_MANY.run(this.redis, keys, [...specs, ...args]);
   }
 
   /**
@@ -125,29 +145,28 @@ export class PaymentLedger {
   async totals(tenant: string, invoiceIds: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (invoiceIds.length === 0) return out;
-    const keys = this.keys(tenant);
-    const reply = (await TOTALS.run(this.redis, keys, [...invoiceIds])) as unknown[];
+    const { keys, specs } = this.maps(tenant);
+    const reply = (await TOTALS.run(this.redis, keys, [...specs, ...invoiceIds])) as unknown[];
     invoiceIds.forEach((id, i) => {
       const amounts = reply[i];
       if (amounts === null || amounts === undefined) return;
-      out.set(id, sum(parseValue(z.array(amountSchema), amounts, keys[0], `payments of invoice ${id}`)));
+      out.set(id, sum(parseValue(z.array(amountSchema), amounts, keys[0] ?? '', `payments of invoice ${id}`)));
     });
     return out;
   }
 
-  /** The ledger's entry of each known payment (one HMGET). */
+  /** The ledger's entry of each known payment (one script). */
   async invoicesOf(tenant: string, paymentIds: readonly string[]): Promise<Map<string, { invoiceId: string; amount: number; deleted: boolean }>> {
     const out = new Map<string, { invoiceId: string; amount: number; deleted: boolean }>();
     if (paymentIds.length === 0) return out;
-    const [pay] = this.keys(tenant);
-    const values = await this.redis.hmget(pay, ...paymentIds);
-    values.forEach((raw, i) => {
-      const id = paymentIds[i];
-      if (raw !== null && id !== undefined) out.set(id, parseValue(payValueSchema, raw, pay, id));
-    });
+    const pay = packedKey(this.prefix, tenant, 'payments');
+    for (const [id, segs] of await getRecords(this.redis, this.prefix, tenant, 'payments', paymentIds)) {
+      if (segs[2]) out.set(id, parseValue(payValueSchema, segs[2].toString('utf8'), pay, id));
+    }
     return out;
   }
 
+  /** The old ledgers (the packed maps are the id maps' keys: RecordStateStore.keysOf). */
   keysOf(tenant: string): string[] {
     return this.keys(tenant);
   }

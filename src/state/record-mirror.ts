@@ -1,7 +1,10 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
-import { decodeDay, decodeUuid, encodeDay, encodeUuid } from './compact.js';
+import { decodeDay, decodeUuid, encodeDay, formatUuid, uuidPart } from './compact.js';
+import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, varint, type Segments } from './packed.js';
+import { decodeIdSegment } from './record-state.js';
+import { stateScript } from './script.js';
 import { stateKey } from './keys.js';
 import { parseValue, StateCorruptError } from './stored.js';
 
@@ -35,24 +38,129 @@ const cellsSchema = z.array(z.union([z.string(), z.number(), z.null()]));
 const STATUSES = ['DRAFT', 'AUTHORISED', 'PAID', 'VOIDED'] as const;
 const TEXTS = ['currencyCode', 'reference', 'notes', 'description', 'purchaseOrder'] as const;
 
-/** Drops trailing nulls and writes the JSON text. */
-function pack(cells: Cell[]): string {
+/**
+ * The cells as a packed mirror segment (src/state/packed.ts): `C`, then per cell `varint(code) bytes`, trailing
+ * nulls left off. Code 0 is null; otherwise code - 1 = 8 * (bytes) + kind (CELL). Cell 0 is the uuid part.
+ */
+const CELL = {
+  text: 0,
+  /** A number as its decimal text (what no shorter kind holds exactly). */
+  numberText: 1,
+  /** A safe integer, zigzag varint. */
+  integer: 2,
+  /** A number with at most two decimals (an amount), its hundredths as a zigzag varint. */
+  hundredths: 3,
+  /** Text of ASCII and the Arabic block U+0600-U+067F only, one byte a character (Arabic at 0x80-0xFF). */
+  arabic: 4,
+} as const;
+
+const zigzag = (n: number): number => (n >= 0 ? 2 * n : -2 * n - 1);
+const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
+/** A number's shortest exact form: [kind, bytes]. */
+function numberCell(n: number): [number, Buffer] {
+  const text = Buffer.from(String(n), 'latin1');
+  let best: [number, Buffer] = [CELL.numberText, text];
+  const consider = (kind: number, m: number): void => {
+    if (!Number.isSafeInteger(m)) return;
+    const bytes = varint(zigzag(m));
+    if (bytes.length < best[1].length) best = [kind, bytes];
+  };
+  if (Number.isSafeInteger(n)) consider(CELL.integer, n);
+  else {
+    const m = Math.round(n * 100);
+    if (m / 100 === n) consider(CELL.hundredths, m);
+  }
+  return best;
+}
+
+/** Arabic text in one byte a character when it has nothing outside ASCII and U+0600-U+067F; else undefined. */
+function arabicBytes(s: string): Buffer | undefined {
+  const out = Buffer.alloc(s.length);
+  let arabic = false;
+  for (let i = 0; i < s.length; i += 1) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) out[i] = c;
+    else if (c >= 0x600 && c < 0x680) {
+      out[i] = c - 0x600 + 0x80;
+      arabic = true;
+    } else return undefined;
+  }
+  return arabic ? out : undefined;
+}
+
+function fromArabicBytes(b: Buffer): string {
+  let out = '';
+  for (const c of b) out += String.fromCharCode(c < 0x80 ? c : c - 0x80 + 0x600);
+  return out;
+}
+
+function pack(uuid: string | undefined, cells: Cell[]): Buffer {
   let end = cells.length;
   while (end > 0 && cells[end - 1] === null) end -= 1;
-  return JSON.stringify(cells.slice(0, end));
+  const parts: Buffer[] = [Buffer.from('C')];
+  const cell = (kind: number, bytes: Buffer): void => {
+    parts.push(varint(8 * bytes.length + kind + 1), bytes);
+  };
+  if (uuid === undefined) parts.push(varint(0));
+  else cell(CELL.text, uuidPart(uuid));
+  for (const c of cells.slice(0, end)) {
+    if (c === null) parts.push(varint(0));
+    else if (typeof c === 'number') cell(...numberCell(c));
+    else {
+      const arabic = arabicBytes(c);
+      if (arabic) cell(CELL.arabic, arabic);
+      else cell(CELL.text, Buffer.from(c, 'utf8'));
+    }
+  }
+  return Buffer.concat(parts);
+}
+
+/** A `C` segment's cells (cell 0: the uuid part's bytes, or null). */
+function unpackCells(seg: Buffer, key: string, id: string): (Cell | Buffer)[] {
+  const out: (Cell | Buffer)[] = [];
+  let i = 1;
+  while (i < seg.length) {
+    const r = readVarint(seg, i);
+    if (!r) throw new StateCorruptError(key, id, 'bad mirror cell');
+    const [code, at] = r;
+    if (code === 0) {
+      out.push(null);
+      i = at;
+      continue;
+    }
+    const n = Math.floor((code - 1) / 8);
+    const kind = (code - 1) % 8;
+    if (at + n > seg.length) throw new StateCorruptError(key, id, 'bad mirror cell');
+    const bytes = seg.subarray(at, at + n);
+    i = at + n;
+    if (out.length === 0) {
+      out.push(bytes);
+      continue;
+    }
+    if (kind === CELL.text) out.push(bytes.toString('utf8'));
+    else if (kind === CELL.numberText) out.push(Number(bytes.toString('latin1')));
+    else if (kind === CELL.arabic) out.push(fromArabicBytes(bytes));
+    else if (kind === CELL.integer || kind === CELL.hundredths) {
+      const v = readVarint(bytes, 0);
+      if (!v || v[1] !== bytes.length) throw new StateCorruptError(key, id, 'bad mirror number');
+      const m = unzigzag(v[0]);
+      out.push(kind === CELL.integer ? m : m / 100);
+    } else throw new StateCorruptError(key, id, 'bad mirror cell kind');
+  }
+  return out;
 }
 
 const opt = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** [uuid, name, deleted, phoneNumber, nameAr, firstName, lastName] */
-function packContact(c: MirroredContact): string {
-  return pack([c.uuid === undefined ? null : encodeUuid(c.uuid), c.name, c.deleted ? 1 : 0, opt(c.phoneNumber), opt(c.nameAr), opt(c.firstName), opt(c.lastName)]);
+function packContact(c: MirroredContact): Buffer {
+  return pack(c.uuid, [c.name, c.deleted ? 1 : 0, opt(c.phoneNumber), opt(c.nameAr), opt(c.firstName), opt(c.lastName)]);
 }
 
 /** [uuid, contactId, status, deleted, number, date, dueDate, total, updatedAt ms, outstandingAmount, pushedOutstanding, currencyCode, reference, notes, description, purchaseOrder] */
-function packInvoice(i: MirroredInvoice): string {
+function packInvoice(i: MirroredInvoice): Buffer {
   const cells: Cell[] = [
-    i.uuid === undefined ? null : encodeUuid(i.uuid),
     i.contactId,
     STATUSES.indexOf(i.status),
     i.deleted ? 1 : 0,
@@ -66,7 +174,7 @@ function packInvoice(i: MirroredInvoice): string {
     i.pushedOutstanding === undefined || i.pushedOutstanding === i.outstandingAmount ? null : i.pushedOutstanding,
   ];
   for (const f of TEXTS) cells.push(opt(i[f]));
-  return pack(cells);
+  return pack(i.uuid, cells);
 }
 
 /** The object a compact array stands for (not yet checked: the entity's schema does that). */
@@ -100,53 +208,107 @@ function unpack(entity: Entity, id: string, cells: Cell[]): Record<string, unkno
   return out;
 }
 
+/**
+ * Shares the uuid with the id map: a mirror put whose uuid is the record's id-map uuid stores `=` instead (the
+ * uuid once a record); before the id map's uuid changes, SET_MANY of the id map writes it back (`unshare`).
+ * ARGV: the packed map's spec, then (id, `C` segment) pairs.
+ */
+const PUT_MANY = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+for i = 2, #ARGV, 2 do
+  local id, seg = ARGV[i], ARGV[i + 1]
+  local h = redit(m, id)
+  local l, j = vget(seg, 2)
+  if l and l >= 9 and (l - 1) % 8 == 0 then
+    local n = (l - 1) / 8
+    local own = uuidcell(m.key, id, h.t)
+    if own ~= '' and string.sub(seg, j, j + n - 1) == own then seg = 'C' .. vput(9) .. '=' .. string.sub(seg, j + n) end
+  end
+  h.t[2] = seg
+  rsave(m, h)
+end
+pflush(m)
+return (#ARGV - 1) / 2
+`);
+
 export class RecordMirror {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {}
 
+  /** The packed map the mirror's cells live in (src/state/packed.ts). */
   private key(tenant: string, entity: Entity): string {
+    return packedKey(this.prefix, tenant, entity);
+  }
+
+  /** The mirror as versions before packed records kept it (read, and moved on write). */
+  private oldKey(tenant: string, entity: Entity): string {
     return stateKey(this.prefix, 'mirror', tenant, entity);
   }
 
+  /** One script: the items' cells replace what the mirror held of them (their id map and ledger are kept). */
   async putMany<E extends Entity>(tenant: string, entity: E, items: Mirrored[E][]): Promise<void> {
     if (items.length === 0) return;
-    const args: string[] = [];
+    const map = packedMap(this.prefix, tenant, entity);
+    const args: (string | Buffer)[] = [map.spec];
     for (const item of items) args.push(item.id, entity === 'contacts' ? packContact(item as MirroredContact) : packInvoice(item as MirroredInvoice));
-    await this.redis.hset(this.key(tenant, entity), ...args);
+    await PUT_MANY.run(this.redis, map.keys, args);
   }
 
   async getMany<E extends Entity>(tenant: string, entity: E, ids: string[]): Promise<Map<string, Mirrored[E]>> {
     const out = new Map<string, Mirrored[E]>();
-    if (ids.length === 0) return out;
-    const values = await this.redis.hmget(this.key(tenant, entity), ...ids);
-    values.forEach((raw, i) => {
-      const id = ids[i];
-      if (raw === null || id === undefined) return;
-      out.set(id, this.parse(tenant, entity, id, raw));
-    });
+    for (const [id, segs] of await getRecords(this.redis, this.prefix, tenant, entity, ids)) {
+      if (segs[1]) out.set(id, this.parseSegment(tenant, entity, id, segs));
+    }
     return out;
   }
 
-  /** Every mirrored item, in batches (HSCAN): flat memory over large tenants. */
+  /** Every mirrored item, in batches: the old mirror first (HSCAN), then the packed map: flat memory over large tenants. */
   async *scan<E extends Entity>(tenant: string, entity: E, count = 500): AsyncGenerator<Mirrored[E][]> {
     let cursor = '0';
     do {
-      const [next, flat] = await this.redis.hscan(this.key(tenant, entity), cursor, 'COUNT', count);
+      const [next, flat] = await this.redis.hscan(this.oldKey(tenant, entity), cursor, 'COUNT', count);
       cursor = next;
       const batch: Mirrored[E][] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) batch.push(this.parse(tenant, entity, flat[i] ?? '', flat[i + 1] ?? ''));
+      for (let i = 0; i + 1 < flat.length; i += 2) batch.push(this.parse(this.oldKey(tenant, entity), entity, flat[i] ?? '', flat[i + 1] ?? ''));
       if (batch.length > 0) yield batch;
     } while (cursor !== '0');
+    for await (const records of scanRecords(this.redis, this.prefix, tenant, entity, 2, count)) {
+      const batch = records.map(([id, segs]) => this.parseSegment(tenant, entity, id, segs));
+      if (batch.length > 0) yield batch;
+    }
   }
 
   async clear(tenant: string): Promise<void> {
-    await this.redis.unlink(this.key(tenant, 'contacts'), this.key(tenant, 'invoices'));
+    await this.redis.unlink(this.key(tenant, 'contacts'), this.key(tenant, 'invoices'), this.oldKey(tenant, 'contacts'), this.oldKey(tenant, 'invoices'));
   }
 
-  private parse<E extends Entity>(tenant: string, entity: E, id: string, raw: string): Mirrored[E] {
+  /** A packed record's mirror segment: `J` + JSON an older version wrote, or `C` + cells. */
+  private parseSegment<E extends Entity>(tenant: string, entity: E, id: string, segs: Segments): Mirrored[E] {
     const key = this.key(tenant, entity);
+    const seg = segs[1] as Buffer;
+    if (seg[0] === 0x4a) return this.parse(key, entity, id, seg.subarray(1).toString('utf8'));
+    if (seg[0] !== 0x43) throw new StateCorruptError(key, id, 'bad mirror segment');
+    const cells = unpackCells(seg, key, id);
+    const uuidBytes = cells[0];
+    let uuid: string | null = null;
+    if (Buffer.isBuffer(uuidBytes)) {
+      const tag = uuidBytes.subarray(0, 1).toString('latin1');
+      const rest = uuidBytes.subarray(1);
+      if (tag === '=') {
+        uuid = segs[0] ? (decodeIdSegment(segs[0], key, id).uuid ?? null) : null;
+        if (uuid === null) throw new StateCorruptError(key, id, 'mirror shares a uuid the id map does not hold');
+      } else if (tag === 'B' && rest.length === 16) uuid = formatUuid(rest);
+      else if (tag === 'T') uuid = rest.toString('utf8');
+      else throw new StateCorruptError(key, id, 'bad mirror uuid');
+    }
+    const plain = cells.map((c, n) => (n === 0 ? uuid : c)) as Cell[];
+    const value = unpack(entity, id, parseValue(cellsSchema, plain, key, id));
+    return parseValue(schemas[entity] as unknown as z.ZodType<Mirrored[E]>, value, key, id);
+  }
+
+  private parse<E extends Entity>(key: string, entity: E, id: string, raw: string): Mirrored[E] {
     let json: unknown;
     try {
       json = JSON.parse(raw);

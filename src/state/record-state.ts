@@ -1,15 +1,17 @@
 /**
- * Id map and content hash, one Redis HASH per (tenant, entity): field = platform id, value = `uuid|hash`
- * (either side may be empty), each side in its compact form (src/state/compact.ts: a uuid in 22 characters, the
- * hash in 12); the longer forms older versions wrote are read as well. Batch methods cost one round trip per page.
+ * Id map and content hash: the first segment of each packed record (src/state/packed.ts: one HASH of buckets per
+ * (tenant, entity)), a canonical uuid as its 16 bytes and the hash as its 9. Old id maps (one HASH per (tenant,
+ * entity), field = platform id, value = `uuid|hash` in the compact or the longer forms, src/state/compact.ts) are
+ * read where an id is not packed yet, and moved on write. Batch methods cost one round trip per page.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
 import { LUA_HELPERS, stateScript } from './script.js';
-import { decodeHash, decodeUuid, encodeHash, encodeUuid } from './compact.js';
-import { pairs, parseValue } from './stored.js';
+import { decodeHash, decodeUuid, formatUuid, hashPart, uuidPart } from './compact.js';
+import { getRecords, PACKED_PRELUDE, countRecords, packedKey, packedMap, readVarint, scanRecords } from './packed.js';
+import { pairs, parseValue, StateCorruptError } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
 export const recordStateSchema = z
@@ -31,54 +33,42 @@ export interface RecordStateEntry extends RecordState {
 
 /**
  * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
- * Entries for the same id within one call apply in order. ARGV: id, uuid, hash triples ('' = keep), then (with
- * KEYS[2], the tenant's intents) the ids whose intents end once the id-map entry is written.
+ * Entries for the same id within one call apply in order. ARGV: the packed map's spec, the number of triples,
+ * then id, uuid part, hash part triples ('' = keep; a part is `B` + bytes or `T` + text), then the ids whose
+ * intents end (KEYS' last: the tenant's intents) once the id-map entries are written.
  */
-const setManySource = (endIntents: boolean): string => `${LUA_HELPERS}
-local triples = ${endIntents ? 'tonumber(ARGV[1])' : '#ARGV / 3'}
-local base = ${endIntents ? '1' : '0'}
-local fields = {}
-for i = 1, triples do fields[#fields + 1] = ARGV[base + 3 * i - 2] end
-local merged, order = {}, {}
-if #fields > 0 then
-  local current = chunked('HMGET', KEYS[1], fields)
-  for i = 1, #fields do
-    local id = fields[i]
-    local old = merged[id]
-    if old == nil then
-      old = current[i] or '|'
-      order[#order + 1] = id
-    end
-    local bar = string.find(old, '|', 1, true)
-    if not bar then corrupt(KEYS[1], id) end
-    local uuid, hash = string.sub(old, 1, bar - 1), string.sub(old, bar + 1)
-    local newUuid, newHash = ARGV[base + 3 * i - 1], ARGV[base + 3 * i]
-    if newUuid ~= '' then uuid = newUuid end
-    if newHash ~= '' then hash = newHash end
-    merged[id] = uuid .. '|' .. hash
+const SET_MANY = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+local triples = tonumber(ARGV[2])
+local seen, written = {}, 0
+for i = 1, triples do
+  local id, nu, nh = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  local h = redit(m, id)
+  local f, u, hh = idparts(m.key, id, h.t[1])
+  if nu ~= '' then
+    local bin = string.sub(nu, 1, 1) == 'B' and 1 or 0
+    local v = string.sub(nu, 2)
+    if u ~= '' and (v ~= u or bin ~= f % 2) then unshare(m.key, id, h.t) end
+    f = f - f % 2 + bin
+    u = v
   end
-  local flat = {}
-  for _, id in ipairs(order) do
-    flat[#flat + 1] = id
-    flat[#flat + 1] = merged[id]
+  if nh ~= '' then
+    f = f % 2 + (string.sub(nh, 1, 1) == 'B' and 2 or 0)
+    hh = string.sub(nh, 2)
   end
-  chunked('HSET', KEYS[1], flat, 2)
+  h.t[1] = idseg(f, u, hh)
+  rsave(m, h)
+  if not seen[id] then seen[id] = true; written = written + 1 end
 end
-${
-  endIntents
-    ? `local ended = {}
-for i = base + 3 * triples + 1, #ARGV do ended[#ended + 1] = ARGV[i] end
-if #ended > 0 then chunked('HDEL', KEYS[2], ended) end`
-    : ''
-}
-return #order
-`;
-const SET_MANY = stateScript(setManySource(false));
-/** The same, and then the given intents end: in one atomic step, so an intent never ends before its id-map entry. */
-const SET_MANY_END_INTENTS = stateScript(setManySource(true));
+pflush(m)
+local ended = {}
+for i = 3 * triples + 3, #ARGV do ended[#ended + 1] = ARGV[i] end
+if #ended > 0 then chunked('HDEL', KEYS[#KEYS], ended) end
+return written
+`);
 
-/** Drops the hash side of the given fields, keeping the uuid; a field left empty is deleted. */
-const STRIP_HASHES = stateScript(`${LUA_HELPERS}
+/** Drops the hash side of the given fields of an old id map, keeping the uuid; a field left empty is deleted. */
+const STRIP_OLD_HASHES = stateScript(`${LUA_HELPERS}
 for _, id in ipairs(ARGV) do
   local old = redis.call('HGET', KEYS[1], id)
   if old then
@@ -91,34 +81,85 @@ end
 return #ARGV
 `);
 
+/**
+ * Drops the hash side of the id maps of the packed records in buckets [ARGV[2], ARGV[2] + ARGV[3]): { next
+ * bucket (-1: done), hashes dropped }.
+ */
+const STRIP_HASHES = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+local b, width = tonumber(ARGV[2]), tonumber(ARGV[3])
+local total = m.n0 + m.split
+local last = math.min(b + width, total)
+local n = 0
+while b < last do
+  local bk = bucket(m, b)
+  local ids = {}
+  for _, id in ipairs(bk.ids) do ids[#ids + 1] = id end
+  for _, id in ipairs(ids) do
+    if bk.vals[id] then
+      local h = redit(m, id)
+      local f, u, hh = idparts(m.key, id, h.t[1])
+      if hh ~= '' then
+        h.t[1] = idseg(f % 2, u, '')
+        rsave(m, h)
+        n = n + 1
+      end
+    end
+  end
+  b = b + 1
+end
+pflush(m)
+return { b < total and b or -1, n }
+`);
+
+/** An id-map segment (src/state/packed.ts) as a RecordState. */
+export function decodeIdSegment(seg: Buffer, key: string, id: string): RecordState {
+  const r = readVarint(seg, 1);
+  if (seg.length < 1 || !r || r[1] + r[0] > seg.length) throw new StateCorruptError(key, id, 'bad id-map segment');
+  const flags = seg[0] as number;
+  const [ul, at] = r;
+  const uuid = seg.subarray(at, at + ul);
+  const hash = seg.subarray(at + ul);
+  const out: RecordState = {};
+  if (ul > 0) {
+    if (flags & 1 && ul !== 16) throw new StateCorruptError(key, id, 'bad uuid bytes');
+    out.uuid = flags & 1 ? formatUuid(uuid) : decodeUuid(uuid.toString('utf8'));
+  }
+  if (hash.length > 0) {
+    if (flags & 2 && hash.length !== 9) throw new StateCorruptError(key, id, 'bad hash bytes');
+    out.hash = flags & 2 ? hash.toString('hex') : decodeHash(hash.toString('utf8'));
+  }
+  return out;
+}
+
 export class RecordStateStore {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {}
 
+  /** The packed map of a (tenant, entity): id maps, mirror cells and ledger entries (src/state/packed.ts). */
   key(tenant: string, entity: Entity): string {
+    return packedKey(this.prefix, tenant, entity);
+  }
+
+  /** The id map as versions before packed records kept it (read, and moved on write). */
+  oldKey(tenant: string, entity: Entity): string {
     return stateKey(this.prefix, 'ids', tenant, entity);
   }
 
-  /** State of each id that has any (HMGET: one round trip). Unknown ids are absent from the map. */
+  /** State of each id that has any (one script: one round trip). Unknown ids are absent from the map. */
   async getMany(tenant: string, entity: Entity, ids: readonly string[]): Promise<Map<string, RecordState>> {
     const out = new Map<string, RecordState>();
-    if (ids.length === 0) return out;
-    const k = this.key(tenant, entity);
-    const values = await this.redis.hmget(k, ...ids);
-    values.forEach((raw, i) => {
-      const id = ids[i];
-      if (raw === null || id === undefined) return;
-      out.set(id, parseValue(recordStateSchema, raw, k, id));
-    });
+    const key = this.key(tenant, entity);
+    for (const [id, segs] of await getRecords(this.redis, this.prefix, tenant, entity, ids)) {
+      if (segs[0]) out.set(id, decodeIdSegment(segs[0], key, id));
+    }
     return out;
   }
 
   async get(tenant: string, entity: Entity, id: string): Promise<RecordState | undefined> {
-    const k = this.key(tenant, entity);
-    const raw = await this.redis.hget(k, id);
-    return raw === null ? undefined : parseValue(recordStateSchema, raw, k, id);
+    return (await this.getMany(tenant, entity, [id])).get(id);
   }
 
   /**
@@ -127,29 +168,29 @@ export class RecordStateStore {
    * after the id-map entries are written: a crash can never leave an ended intent without its id-map entry.
    */
   async setMany(tenant: string, entity: Entity, entries: readonly RecordStateEntry[], options: { endIntents?: readonly string[] } = {}): Promise<void> {
-    const args: string[] = [];
+    const args: (string | Buffer)[] = [];
     for (const e of entries) {
       if (e.uuid === undefined && e.hash === undefined) continue;
-      if (e.uuid?.includes('|')) throw new Error(`uuid of ${entity} ${e.id} contains "|"`);
       if (e.uuid === '' || e.hash === '') throw new Error(`empty uuid or hash for ${entity} ${e.id}`);
-      args.push(e.id, e.uuid === undefined ? '' : encodeUuid(e.uuid), e.hash === undefined ? '' : encodeHash(e.hash));
+      args.push(e.id, e.uuid === undefined ? '' : uuidPart(e.uuid), e.hash === undefined ? '' : hashPart(e.hash));
     }
     const ending = options.endIntents ?? [];
-    if (ending.length > 0) {
-      await SET_MANY_END_INTENTS.run(this.redis, [this.key(tenant, entity), stateKey(this.prefix, 'intents', tenant)], [args.length / 3, ...args, ...ending]);
-      return;
-    }
-    if (args.length === 0) return;
-    await SET_MANY.run(this.redis, [this.key(tenant, entity)], args);
+    if (args.length === 0 && ending.length === 0) return;
+    const map = packedMap(this.prefix, tenant, entity);
+    await SET_MANY.run(this.redis, [...map.keys, stateKey(this.prefix, 'intents', tenant)], [map.spec, args.length / 3, ...args, ...ending]);
   }
 
+  /** Records with an id-map entry: the packed map's count, and those still in the old id map. */
   async count(tenant: string, entity: Entity): Promise<number> {
-    return this.redis.hlen(this.key(tenant, entity));
+    return countRecords(this.redis, this.prefix, tenant, entity, 1, this.oldKey(tenant, entity));
   }
 
-  /** Every stored entry, in batches (HSCAN): flat memory over large tenants. Order is Redis's. */
+  /**
+   * Every stored entry, in batches: the old id map first (HSCAN), then the packed map bucket by bucket (an entry
+   * moves from the old map into the packed one, never back, so none is missed). Flat memory over large tenants.
+   */
   async *scan(tenant: string, entity: Entity, count = 500): AsyncGenerator<RecordStateEntry[]> {
-    const k = this.key(tenant, entity);
+    const k = this.oldKey(tenant, entity);
     let cursor = '0';
     do {
       const [next, flat] = await this.redis.hscan(k, cursor, 'COUNT', count);
@@ -157,17 +198,23 @@ export class RecordStateStore {
       const batch = pairs(flat).map(([id, raw]) => ({ id, ...parseValue(recordStateSchema, raw, k, id) }));
       if (batch.length > 0) yield batch;
     } while (cursor !== '0');
+    const key = this.key(tenant, entity);
+    for await (const records of scanRecords(this.redis, this.prefix, tenant, entity, 1, count)) {
+      const batch = records.flatMap(([id, segs]) => (segs[0] ? [{ id, ...decodeIdSegment(segs[0], key, id) }] : []));
+      if (batch.length > 0) yield batch;
+    }
   }
 
   /**
-   * Forgets content hashes but keeps uuids, so the next sync pushes every record again. Walks the hash in
-   * HSCAN batches (never one long script); each field is rewritten atomically, so a concurrent `setMany` wins.
+   * Forgets content hashes but keeps uuids, so the next sync pushes every record again. Walks the old id map in
+   * HSCAN batches and the packed map in batches of buckets (never one long script); each batch is rewritten
+   * atomically, so a concurrent `setMany` wins.
    */
   async clearHashes(tenant: string, entity?: Entity): Promise<number> {
     const entities: readonly Entity[] = entity ? [entity] : ENTITIES;
     let n = 0;
     for (const e of entities) {
-      const k = this.key(tenant, e);
+      const k = this.oldKey(tenant, e);
       let cursor = '0';
       do {
         const [next, flat] = await this.redis.hscan(k, cursor, 'COUNT', 1000);
@@ -175,15 +222,22 @@ export class RecordStateStore {
         const ids = pairs(flat)
           .filter(([, raw]) => !raw.endsWith('|'))
           .map(([id]) => id);
-        if (ids.length > 0) n += Number(await STRIP_HASHES.run(this.redis, [k], ids));
+        if (ids.length > 0) n += Number(await STRIP_OLD_HASHES.run(this.redis, [k], ids));
       } while (cursor !== '0');
+      const map = packedMap(this.prefix, tenant, e);
+      let bucket = 0;
+      while (bucket >= 0) {
+        const reply = (await STRIP_HASHES.run(this.redis, map.keys, [map.spec, bucket, 40])) as [number, number];
+        bucket = Number(reply[0]);
+        n += Number(reply[1]);
+      }
     }
     return n;
   }
 
   /** Every key this store holds for a tenant. */
   keysOf(tenant: string): string[] {
-    return ENTITIES.map((e) => this.key(tenant, e));
+    return ENTITIES.flatMap((e) => [this.key(tenant, e), this.oldKey(tenant, e)]);
   }
 
   async clear(tenant: string): Promise<void> {

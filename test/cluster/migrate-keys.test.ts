@@ -18,6 +18,7 @@ import { nodesOf } from '../../src/redis/connection.js';
 import { keyBase } from '../../src/redis/keys.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startWorker } from '../../src/worker.js';
+import { unpackToOldHashes } from '../helpers/old-state.js';
 import { startTestCluster, type TestCluster } from '../helpers/redis-cluster.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
@@ -79,7 +80,9 @@ describe('upgrading from the layout before issue 13', () => {
     const p = rig.env.KEY_PREFIX;
     const b = keyBase(p);
 
-    // The deployment as the old version left it: its keys under their old names, written by hand.
+    // The deployment as the old version left it: records in the old hashes (before packed records), and its keys
+    // under their old names, written by hand.
+    await unpackToOldHashes(rig.app.redis, p, 'acme');
     for (const key of await allKeys()) {
       if (!key.includes('{acme}')) continue;
       const dump = await rig.app.redis.dumpBuffer(key);

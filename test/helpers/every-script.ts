@@ -11,6 +11,7 @@ import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oaut
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { RedisLock } from '../../src/redis/lock.js';
 import { createStateStores } from '../../src/state/index.js';
+import { RecordMirror } from '../../src/state/record-mirror.js';
 
 export interface Owners {
   tenant: string;
@@ -29,7 +30,16 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await s.intents.beginMany(tenant, [{ platformId: 'c1', name: 'n', at: 1, runId: 'run-1' }]);
   await s.records.setMany(tenant, 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h1' }], { endIntents: ['c1'] });
   await s.records.setMany(tenant, 'contacts', [{ id: 'c2', uuid: 'u2', hash: 'h2' }]);
+  // An entry of the id map before packed records: read, then its hash stripped in place.
+  await redis.hset(s.records.oldKey(tenant, 'contacts'), 'c3', 'u3|h3');
+  await s.records.getMany(tenant, 'contacts', ['c1', 'c3']);
+  await s.records.count(tenant, 'contacts');
+  for await (const batch of s.records.scan(tenant, 'contacts')) expect(batch.length).toBeGreaterThan(0);
   await s.records.clearHashes(tenant);
+  const mirror = new RecordMirror(redis, p);
+  await mirror.putMany(tenant, 'contacts', [{ id: 'c1', name: 'n', deleted: false, uuid: 'u1' }]);
+  await mirror.getMany(tenant, 'contacts', ['c1']);
+  for await (const batch of mirror.scan(tenant, 'contacts')) expect(batch.length).toBeGreaterThan(0);
   await s.cursors.advance(tenant, 'contacts', { updatedAt: '2026-01-01T00:00:00Z', id: 'c1' });
   await s.deadLetters.add(tenant, [{ entity: 'invoices', platformId: 'i1', reason: 'r', code: 'c', runId: 'run-1', at: 1 }]);
   await s.deadLetters.list(tenant);
@@ -39,6 +49,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await s.pending.add(tenant, [{ id: 'i2', record: {}, firstSeenAt: 1, waitingFor: 'c9' }]);
   await s.paymentLedger.setMany(tenant, [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
   await s.paymentLedger.totals(tenant, ['i1']);
+  await s.paymentLedger.invoicesOf(tenant, ['p1']);
   // Three runs kept to two: the oldest is trimmed.
   for (const i of [1, 2, 3]) await s.runs.start(tenant, { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
   await s.runs.increment(tenant, 'run-3', { created: 1 });

@@ -48,10 +48,11 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
         `${b}:dead:{acme}`,
         `${b}:dead:{acme}:by:all`,
         `${b}:dead:{acme}:by:invoices`,
-        `${b}:ids:{acme}:contacts`,
         `${b}:intents:{acme}`,
-        `${b}:ledger:{acme}:inv`,
-        `${b}:ledger:{acme}:pay`,
+        // Packed records (id map, mirror cells, ledger entry of a record in one value): one per entity.
+        `${b}:rec:{acme}:contacts`,
+        `${b}:rec:{acme}:invoices`,
+        `${b}:rec:{acme}:payments`,
         `${b}:lock:run:{acme}`,
         `${b}:pending:{acme}`,
         `${b}:runs:{acme}:index`,
@@ -70,7 +71,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     ]);
     await new TenantFlags(redis, p).set('acme', 'adopted', '1');
     const b = keyBase(p);
-    expect(await keysUnder(p)).toEqual([`${b}:cache:{acme}:contacts`, `${b}:cache:{acme}:invoices`, `${b}:flags:{acme}`]);
+    expect(await keysUnder(p)).toEqual([`${b}:flags:{acme}`, `${b}:rec:{acme}:contacts`, `${b}:rec:{acme}:invoices`]);
   });
 
   it('call ledger and campaigns', async () => {

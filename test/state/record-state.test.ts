@@ -85,7 +85,10 @@ describe('RecordStateStore', () => {
 
   it('rejects values it could not read back', async () => {
     const s = new RecordStateStore(redis, testPrefix());
-    await expect(s.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'a|b' }])).rejects.toThrow(/contains "\|"/);
+    // Packed values are length-prefixed: a uuid with a "|" is data like any other.
+    await s.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'a|b' }]);
+    expect(await s.get('acme', 'contacts', 'c1')).toEqual({ uuid: 'a|b' });
+    await expect(s.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'AAAAAAAAAAAAAAAAAAAAAA' }])).rejects.toThrow(/reads as a compact uuid/);
     await expect(s.setMany('acme', 'contacts', [{ id: 'c1', uuid: '' }])).rejects.toThrow(/empty/);
   });
 
@@ -93,12 +96,15 @@ describe('RecordStateStore', () => {
     const prefix = testPrefix();
     const s = new RecordStateStore(redis, prefix);
     await s.setMany('acme', 'contacts', [{ id: 'ok', uuid: 'u' }]);
-    await redis.hset(s.key('acme', 'contacts'), 'bad', 'no-separator');
+    await redis.hset(s.oldKey('acme', 'contacts'), 'bad', 'no-separator');
     const read = s.getMany('acme', 'contacts', ['ok', 'bad']);
     await expect(read).rejects.toBeInstanceOf(StateCorruptError);
     await expect(s.getMany('acme', 'contacts', ['bad'])).rejects.toThrow(`${keyBase(prefix)}:ids:{acme}:contacts field "bad"`);
     const merge = s.setMany('acme', 'contacts', [{ id: 'bad', hash: 'h' }]);
     await expect(merge).rejects.toBeInstanceOf(StateCorruptError);
     await expect(s.setMany('acme', 'contacts', [{ id: 'bad', hash: 'h' }])).rejects.toThrow(`${keyBase(prefix)}:ids:{acme}:contacts field "bad"`);
+    // A packed bucket cut short: the packed map's key and the bucket are named.
+    await redis.hset(s.key('acme', 'contacts'), '0', Buffer.from([40, 1, 2]));
+    await expect(s.getMany('acme', 'contacts', ['ok'])).rejects.toThrow(`${keyBase(prefix)}:rec:{acme}:contacts field "bucket 0"`);
   });
 });

@@ -11,7 +11,7 @@ import { selectOverdue } from '../../src/calls/source.js';
 import { ENTITIES } from '../../src/glossary.js';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
 import { stateKey } from '../../src/state/keys.js';
-import { hgetallPairs } from '../../src/state/stored.js';
+import { packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
@@ -48,23 +48,45 @@ describe('state written before lean state values', () => {
       currency: 'SAR',
     });
 
-  /** Rewrites the tenant's id maps and mirror as the version before lean state wrote them. */
+  /**
+   * Rewrites the tenant's id maps, mirror and payment ledger as the versions before lean state wrote them, in
+   * the hashes those versions kept (`ids`, `cache`, `ledger`), and drops the packed maps.
+   */
   async function writeOldFormat(): Promise<number> {
     const { redis: r } = rig.app;
     const prefix = rig.env.KEY_PREFIX;
     let n = 0;
     for (const entity of ENTITIES) {
-      const key = rig.app.stores.records.key(TENANT, entity);
-      for (const entry of await Promise.all((await hgetallPairs(r, key)).map(([id]) => rig.app.stores.records.get(TENANT, entity, id).then((s) => ({ id, ...s }))))) {
-        // The old hash was the first 32 hex of the same sha256 whose first 18 hex are today's: only those 18 are read.
-        const oldHash = entry.hash === undefined ? '' : `${entry.hash}${'7'.repeat(14)}`;
-        await r.hset(key, entry.id, `${entry.uuid ?? ''}|${oldHash}`);
-        n += 1;
+      const key = rig.app.stores.records.oldKey(TENANT, entity);
+      for await (const batch of rig.app.stores.records.scan(TENANT, entity)) {
+        for (const entry of batch) {
+          // The old hash was the first 32 hex of the same sha256 whose first 18 hex are today's: only those 18 are read.
+          const oldHash = entry.hash === undefined ? '' : `${entry.hash}${'7'.repeat(14)}`;
+          await r.hset(key, entry.id, `${entry.uuid ?? ''}|${oldHash}`);
+          n += 1;
+        }
+      }
+    }
+    for await (const batch of scanRecords(r, prefix, TENANT, 'payments', 3)) {
+      for (const [id, segs] of batch) await r.hset(stateKey(prefix, 'paymentLedger', TENANT, 'pay'), id, String(segs[2]));
+    }
+    for await (const batch of scanRecords(r, prefix, TENANT, 'invoices', 3)) {
+      for (const [id, segs] of batch) {
+        const list: string[] = [];
+        const seg = segs[2] as Buffer;
+        for (let i = 0; i < seg.length; ) {
+          const [len, at] = readVarint(seg, i) ?? [0, seg.length];
+          list.push(seg.subarray(at, at + len).toString());
+          i = at + len;
+        }
+        await r.hset(stateKey(prefix, 'paymentLedger', TENANT, 'inv'), id, JSON.stringify(list));
       }
     }
     // The mirror as the old writers put it: the contact projection with updatedAt and the Arabic first and last
     // names, the whole invoice record with its uuid and the outstanding amount pushed.
     const contacts = await rig.app.mirror.getMany(TENANT, 'contacts', data.contacts.map((c) => c.id));
+    const invoices = await rig.app.mirror.getMany(TENANT, 'invoices', data.invoices.map((i) => i.id));
+    await r.del(...ENTITIES.map((e) => packedKey(prefix, TENANT, e)));
     for (const rec of data.contacts) {
       const now = contacts.get(rec.id);
       if (!now) continue;
@@ -73,7 +95,6 @@ describe('state written before lean state values', () => {
       await r.hset(stateKey(prefix, 'mirror', TENANT, 'contacts'), rec.id, JSON.stringify(old));
       n += 1;
     }
-    const invoices = await rig.app.mirror.getMany(TENANT, 'invoices', data.invoices.map((i) => i.id));
     for (const rec of data.invoices) {
       const now = invoices.get(rec.id);
       if (!now) continue;
@@ -81,6 +102,20 @@ describe('state written before lean state values', () => {
       n += 1;
     }
     return n;
+  }
+
+  /** Ids both in the packed map and in an old hash of the entity (an entry must be in exactly one place). */
+  async function inTwoPlaces(): Promise<string[]> {
+    const { redis: r } = rig.app;
+    const prefix = rig.env.KEY_PREFIX;
+    const out: string[] = [];
+    for (const entity of ENTITIES) {
+      const olds = [stateKey(prefix, 'ids', TENANT, entity), stateKey(prefix, 'mirror', TENANT, entity), stateKey(prefix, 'paymentLedger', TENANT, entity === 'payments' ? 'pay' : 'inv')];
+      for await (const batch of scanRecords(r, prefix, TENANT, entity, 1)) {
+        for (const [id] of batch) for (const k of olds) if ((await r.hexists(k, id)) === 1) out.push(`${entity} ${id} ${k}`);
+      }
+    }
+    return out;
   }
 
   it('syncs on with no create and no write, and selects the same calls', async () => {
@@ -91,7 +126,7 @@ describe('state written before lean state values', () => {
 
     const rewritten = await writeOldFormat();
     expect(rewritten).toBeGreaterThan(data.contacts.length + data.invoices.length / 2);
-    const [oldId] = await rig.app.redis.hmget(rig.app.stores.records.key(TENANT, 'contacts'), data.contacts[0]?.id ?? '');
+    const [oldId] = await rig.app.redis.hmget(rig.app.stores.records.oldKey(TENANT, 'contacts'), data.contacts[0]?.id ?? '');
     expect(oldId?.slice(0, 36)).toMatch(UUID36);
     expect(oldId?.length).toBe(36 + 1 + 32);
 
@@ -101,6 +136,13 @@ describe('state written before lean state values', () => {
     expect(again.outcome).toBe('succeeded');
     expect(rig.sim.counters().writesCommitted - writes).toBe(0);
     for (const [k, v] of Object.entries(again.counts)) if (/\.(created|updated)$/.test(k)) expect(v, k).toBe(0);
+    expect(await selection()).toEqual(before);
+    // What the run wrote moved in whole (id map, mirror and ledger of a record), and nothing is in two places.
+    expect(await rig.app.redis.exists(packedKey(rig.env.KEY_PREFIX, TENANT, 'invoices'))).toBe(1);
+    expect(await inTwoPlaces()).toEqual([]);
+    const third = await rig.sync(TENANT, 'full');
+    expect(third.outcome).toBe('succeeded');
+    expect(rig.sim.counters().writesCommitted - writes).toBe(0);
     expect(await selection()).toEqual(before);
   });
 });

@@ -74,7 +74,7 @@ describe('the state writer', () => {
       for (let i = 0; i < 3; i += 1) sets.push(writer.set('invoices', { id: `i${i}`, uuid: uuid(10 + i), hash: `h${i}` }));
       await Promise.all(sets);
     });
-    expect(commands).toEqual([`EVALSHA keys=1`, `EVALSHA keys=1`]);
+    expect(commands).toEqual([expect.stringMatching(/^EVALSHA /), expect.stringMatching(/^EVALSHA /)]);
     expect((await stores.records.getMany('acme', 'contacts', ['c0', 'c4'])).get('c4')).toEqual({ uuid: uuid(4), hash: 'h4' });
     expect(await stores.records.count('acme', 'invoices')).toBe(3);
   });

@@ -1,0 +1,484 @@
+/**
+ * Packed records (README decision "lean state values"): everything the state keeps of one record (its id-map
+ * entry, its record-mirror cells, its payment-ledger entry) is ONE value, and the values of a (tenant, entity) live
+ * in one Redis HASH, `<base>:rec:{<tenant>}:<entity>`, packed in buckets: a field is a bucket number, its value
+ * the bucket's records (`varint(len) id varint(len) value`, repeated: lengths, never delimiters, so any byte may
+ * be data). A meta field `m` holds `n0 split records ids mirror ledger` (linear hashing: a record's bucket is
+ * djb2(id) mod n0, or mod 2*n0 below the split pointer; when records exceed LOAD per bucket, the split pointer's
+ * bucket is split in two, one bucket at a time, so growth is incremental and memory linear). Redis's per-field
+ * cost (about 60 bytes) is paid once per bucket, not three times per record.
+ *
+ * A record value is up to three segments, each `varint(len + 1) bytes` (0: absent):
+ *   1. id map: `flags varint(uuidLen) uuid hash`; flags bit 1: the uuid is its 16 raw bytes, bit 2: the hash is
+ *      its 9 raw bytes; otherwise the text as given (or as an older version wrote it).
+ *   2. mirror: `J` + the JSON an older version wrote, or `C` + cells, each `varint(code) bytes`: 0 null, else
+ *      code - 1 = 8 * bytes + kind (text, a number as text, an integer or an amount's hundredths as a varint,
+ *      Arabic text one byte a character: src/state/record-mirror.ts). Cell 0 (the uuid) is text: `B` + 16 bytes,
+ *      `T` + text, or `=`: the id map's uuid (most records: the uuid is stored once).
+ *   3. ledger: a payment's `deleted|amount|invoiceId`; an invoice's payment ids, each `varint(len) id`.
+ *
+ * Upgrade: the keys versions before this one wrote (`ids`, `cache`, `ledger` hashes) are read when an id is not
+ * in the packed map, and a write of such an id moves all of its old entries into its packed value and deletes
+ * them from the old hashes in the same script: an entry is always in exactly one place.
+ */
+import type { Redis } from 'ioredis';
+import type { Entity } from '../glossary.js';
+import { stateKey } from './keys.js';
+import { LUA_HELPERS, stateScript } from './script.js';
+import { StateCorruptError } from './stored.js';
+
+/** Records per bucket (average) before a bucket splits: buckets of a few KB (Lua decodes only those a call touches). */
+export const LOAD = 24;
+
+/**
+ * The Lua of packed maps (after LUA_HELPERS). `pmap(spec)` opens one map: `spec` names its KEYS, e.g.
+ * `1,2i,3m,4v` (KEYS[1] the packed map; KEYS[2] the old id map, 3 the old mirror, 4 the old invoice ledger; `p`
+ * the old payment ledger). `redit(m, id)` gives an edit handle whose `t` holds the record's three segments
+ * (false: absent), moving an old entry in; `rsave(m, h)` stores it; `pflush(m)` splits and writes the buckets
+ * changed, once per script. `rget(m, id)` reads without moving (nil: unknown).
+ */
+export const LUA_PACKED = `
+local LOAD = ${LOAD}
+local function vput(n)
+  if n < 128 then return string.char(n) end
+  local t = {}
+  while n >= 128 do t[#t + 1] = string.char(128 + n % 128); n = math.floor(n / 128) end
+  t[#t + 1] = string.char(n)
+  return table.concat(t)
+end
+local function vget(s, i)
+  local n, m = 0, 1
+  while true do
+    local b = string.byte(s, i)
+    if not b then return nil, i end
+    i = i + 1
+    if b < 128 then return n + b * m, i end
+    n = n + (b - 128) * m
+    m = m * 128
+  end
+end
+local function hid(s)
+  local h = 5381
+  for i = 1, #s do h = (h * 33 + string.byte(s, i)) % 2147483648 end
+  return h
+end
+local function segs(key, id, v)
+  local t = { false, false, false }
+  local i, k, n = 1, 1, #v
+  while i <= n and k <= 3 do
+    local l
+    l, i = vget(v, i)
+    if not l or i + l - 2 > n then corrupt(key, id) end
+    if l > 0 then t[k] = string.sub(v, i, i + l - 2); i = i + l - 1 end
+    k = k + 1
+  end
+  if i <= n then corrupt(key, id) end
+  return t
+end
+local function unsegs(t)
+  local last = 0
+  for k = 1, 3 do if t[k] then last = k end end
+  if last == 0 then return nil end
+  local parts = {}
+  for k = 1, last do
+    if t[k] then parts[#parts + 1] = vput(#t[k] + 1) .. t[k] else parts[#parts + 1] = '\\0' end
+  end
+  return table.concat(parts)
+end
+local function bdecode(key, b, blob)
+  local bk = { ids = {}, vals = {}, seen = {} }
+  if not blob then return bk end
+  local i, n = 1, #blob
+  while i <= n do
+    local l, v
+    l, i = vget(blob, i)
+    if not l or i + l - 1 > n then corrupt(key, 'bucket ' .. b) end
+    local id = string.sub(blob, i, i + l - 1)
+    i = i + l
+    l, i = vget(blob, i)
+    if not l or i + l - 1 > n then corrupt(key, 'bucket ' .. b) end
+    bk.ids[#bk.ids + 1] = id
+    bk.seen[id] = true
+    bk.vals[id] = string.sub(blob, i, i + l - 1)
+    i = i + l
+  end
+  return bk
+end
+local function bencode(bk)
+  local parts = {}
+  for _, id in ipairs(bk.ids) do
+    local v = bk.vals[id]
+    if v then parts[#parts + 1] = vput(#id) .. id .. vput(#v) .. v end
+  end
+  return table.concat(parts)
+end
+local function badd(bk, id, v)
+  if not bk.seen[id] then bk.ids[#bk.ids + 1] = id; bk.seen[id] = true end
+  bk.vals[id] = v
+end
+local function pmap(spec)
+  local m = { olds = {}, cache = {}, dirty = {}, changed = false }
+  for part in string.gmatch(spec, '[^,]+') do
+    local idx, kind = string.match(part, '^(%d+)(%a?)$')
+    if not idx then error('bad packed-map spec ' .. spec) end
+    if kind == '' then m.key = KEYS[tonumber(idx)]
+    elseif redis.call('EXISTS', KEYS[tonumber(idx)]) == 1 then m.olds[#m.olds + 1] = { key = KEYS[tonumber(idx)], kind = kind } end
+  end
+  local meta = redis.call('HGET', m.key, 'm')
+  m.n0, m.split, m.n, m.c = 1, 0, 0, { 0, 0, 0 }
+  if meta then
+    local a, b, c, d, e, f = string.match(meta, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+    if not a then corrupt(m.key, 'm') end
+    m.n0, m.split, m.n, m.c = tonumber(a), tonumber(b), tonumber(c), { tonumber(d), tonumber(e), tonumber(f) }
+  end
+  return m
+end
+local function addr(m, id)
+  local h = hid(id)
+  local b = h % m.n0
+  if b < m.split then b = h % (2 * m.n0) end
+  return b
+end
+local function bucket(m, b)
+  local bk = m.cache[b]
+  if not bk then
+    bk = bdecode(m.key, b, redis.call('HGET', m.key, tostring(b)))
+    m.cache[b] = bk
+  end
+  return bk
+end
+local function lenc(list)
+  local parts = {}
+  for _, p in ipairs(list) do parts[#parts + 1] = vput(#p) .. p end
+  return table.concat(parts)
+end
+local function ldec(key, id, s)
+  local out, i, n = {}, 1, #s
+  while i <= n do
+    local l
+    l, i = vget(s, i)
+    if not l or i + l - 1 > n then corrupt(key, id) end
+    out[#out + 1] = string.sub(s, i, i + l - 1)
+    i = i + l
+  end
+  return out
+end
+-- The record as the old hashes hold it (nil: in none); with move, deleted from them.
+local function legacy(m, id, move)
+  if #m.olds == 0 then return nil end
+  local t, any = { false, false, false }, false
+  for _, o in ipairs(m.olds) do
+    local raw = redis.call('HGET', o.key, id)
+    if raw then
+      any = true
+      if o.kind == 'i' then
+        local bar = string.find(raw, '|', 1, true)
+        if not bar then corrupt(o.key, id) end
+        local u = string.sub(raw, 1, bar - 1)
+        t[1] = string.char(0) .. vput(#u) .. u .. string.sub(raw, bar + 1)
+        if t[1] == string.char(0, 0) then t[1] = false end
+      elseif o.kind == 'm' then
+        t[2] = 'J' .. raw
+      elseif o.kind == 'p' then
+        if not string.match(raw, '^[01]|[^|]+|.') then corrupt(o.key, id) end
+        t[3] = raw
+      else
+        local ok, l = pcall(cjson.decode, raw)
+        if not ok or type(l) ~= 'table' then corrupt(o.key, id) end
+        t[3] = lenc(l)
+        if t[3] == '' then t[3] = false end
+      end
+      if move then redis.call('HDEL', o.key, id) end
+    end
+  end
+  if not any then return nil end
+  return t
+end
+-- An id-map segment's parts: flags, uuid, hash.
+local function idparts(key, id, s)
+  if not s then return 0, '', '' end
+  local l, i = vget(s, 2)
+  if not l or i + l - 1 > #s then corrupt(key, id) end
+  return string.byte(s, 1), string.sub(s, i, i + l - 1), string.sub(s, i + l)
+end
+local function idseg(f, u, h)
+  if u == '' and h == '' then return false end
+  return string.char(f) .. vput(#u) .. u .. h
+end
+-- The id map's uuid as a mirror uuid cell's content ('' when there is none).
+local function uuidcell(key, id, t)
+  local f, u = idparts(key, id, t[1])
+  if u == '' then return '' end
+  return ((f % 2 == 1) and 'B' or 'T') .. u
+end
+-- A mirror whose uuid cell is '=' (the id map's uuid) gets the uuid itself: before the id map's uuid changes.
+local function unshare(key, id, t)
+  if not t[2] or string.sub(t[2], 1, 1) ~= 'C' then return end
+  local l, i = vget(t[2], 2)
+  if l ~= 9 or string.sub(t[2], i, i) ~= '=' then return end
+  local cell = uuidcell(key, id, t)
+  t[2] = 'C' .. vput(8 * #cell + 1) .. cell .. string.sub(t[2], i + 1)
+end
+local function rget(m, id)
+  local v = bucket(m, addr(m, id)).vals[id]
+  if v then return segs(m.key, id, v) end
+  return legacy(m, id, false)
+end
+local function redit(m, id)
+  local b = addr(m, id)
+  local bk = bucket(m, b)
+  local v = bk.vals[id]
+  local h = { b = b, bk = bk, id = id, had = v ~= nil }
+  if v then
+    h.t = segs(m.key, id, v)
+    h.was = { h.t[1] ~= false, h.t[2] ~= false, h.t[3] ~= false }
+  else
+    h.t = legacy(m, id, true) or { false, false, false }
+    h.was = { false, false, false }
+  end
+  return h
+end
+local function rsave(m, h)
+  for k = 1, 3 do
+    local now = h.t[k] ~= false and h.t[k] ~= nil
+    if now ~= h.was[k] then m.c[k] = m.c[k] + (now and 1 or -1) end
+  end
+  local v = unsegs(h.t)
+  if v then
+    if not h.had then m.n = m.n + 1 end
+    badd(h.bk, h.id, v)
+  elseif h.had then
+    h.bk.vals[h.id] = nil
+    m.n = m.n - 1
+  end
+  m.dirty[h.b] = true
+  m.changed = true
+end
+local function psplit(m)
+  local s = m.split
+  local n2 = 2 * m.n0
+  local old = bucket(m, s)
+  local a = { ids = {}, vals = {}, seen = {} }
+  local z = { ids = {}, vals = {}, seen = {} }
+  for _, id in ipairs(old.ids) do
+    local v = old.vals[id]
+    if v then
+      if hid(id) % n2 == s then badd(a, id, v) else badd(z, id, v) end
+    end
+  end
+  m.cache[s] = a
+  m.cache[s + m.n0] = z
+  m.dirty[s] = true
+  m.dirty[s + m.n0] = true
+  m.split = s + 1
+  if m.split == m.n0 then m.n0 = n2; m.split = 0 end
+end
+local function pflush(m)
+  if not m.changed then return end
+  local guard = 0
+  while m.n > LOAD * (m.n0 + m.split) and guard < 64 do psplit(m); guard = guard + 1 end
+  local flat, gone = {}, {}
+  for b in pairs(m.dirty) do
+    local blob = bencode(m.cache[b])
+    if blob == '' then gone[#gone + 1] = tostring(b) else flat[#flat + 1] = tostring(b); flat[#flat + 1] = blob end
+  end
+  flat[#flat + 1] = 'm'
+  flat[#flat + 1] = m.n0 .. ' ' .. m.split .. ' ' .. m.n .. ' ' .. m.c[1] .. ' ' .. m.c[2] .. ' ' .. m.c[3]
+  chunked('HSET', m.key, flat, 2)
+  if #gone > 0 then chunked('HDEL', m.key, gone) end
+  m.dirty = {}
+  m.changed = false
+end
+`;
+
+/** The Lua every packed script starts with. */
+export const PACKED_PRELUDE = `${LUA_HELPERS}${LUA_PACKED}`;
+
+/**
+ * ARGV[1]: the map's spec; ARGV[2..]: ids. Per id, its record value (as `rget` reads it, old hashes included:
+ * segments re-packed) or false.
+ */
+const GET = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+local out = {}
+for i = 2, #ARGV do
+  local t = rget(m, ARGV[i])
+  out[i - 1] = t and (unsegs(t) or false) or false
+end
+return out
+`);
+
+/**
+ * ARGV: spec, segment (1-3), first bucket, max records. The records of the buckets from `first` on that have the
+ * segment, until max records are reached: { next bucket (-1: done), id, value, id, value, ... }.
+ */
+const SCAN = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+local seg, b, max = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local total = m.n0 + m.split
+local out = { '' }
+local n = 0
+while b < total and n < max do
+  local bk = bucket(m, b)
+  for _, id in ipairs(bk.ids) do
+    local v = bk.vals[id]
+    if v then
+      local t = segs(m.key, id, v)
+      if t[seg] then out[#out + 1] = id; out[#out + 1] = v; n = n + 1 end
+    end
+  end
+  b = b + 1
+end
+out[1] = tostring(b < total and b or -1)
+return out
+`);
+
+/** The old hashes an entity's records were kept in before packed maps, with the Lua kind letter of each. */
+function oldKeys(prefix: string, tenant: string, entity: Entity): [string, string][] {
+  const out: [string, string][] = [[stateKey(prefix, 'ids', tenant, entity), 'i']];
+  if (entity !== 'payments') out.push([stateKey(prefix, 'mirror', tenant, entity), 'm']);
+  if (entity === 'payments') out.push([stateKey(prefix, 'paymentLedger', tenant, 'pay'), 'p']);
+  if (entity === 'invoices') out.push([stateKey(prefix, 'paymentLedger', tenant, 'inv'), 'v']);
+  return out;
+}
+
+/** One packed map's KEYS (its own, then the old hashes) and its spec, numbered from KEYS[first]. */
+export interface PackedMapKeys {
+  keys: string[];
+  spec: string;
+}
+
+export function packedKey(prefix: string, tenant: string, entity: Entity): string {
+  return stateKey(prefix, 'rec', tenant, entity);
+}
+
+export function packedMap(prefix: string, tenant: string, entity: Entity, first = 1): PackedMapKeys {
+  const olds = oldKeys(prefix, tenant, entity);
+  return {
+    keys: [packedKey(prefix, tenant, entity), ...olds.map(([k]) => k)],
+    spec: [String(first), ...olds.map(([, kind], i) => `${first + 1 + i}${kind}`)].join(','),
+  };
+}
+
+/** The old hash of one segment of an entity (`ids` for 1, `cache` for 2, a ledger for 3), if it has one. */
+export function oldKeyOf(prefix: string, tenant: string, entity: Entity, segment: 1 | 2 | 3): string | undefined {
+  const kind = { 1: 'i', 2: 'm', 3: entity === 'payments' ? 'p' : 'v' }[segment];
+  return oldKeys(prefix, tenant, entity).find(([, k]) => k === kind)?.[0];
+}
+
+// ---- JS side: varints and segments ----
+
+export function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  while (n >= 128) {
+    bytes.push(128 + (n % 128));
+    n = Math.floor(n / 128);
+  }
+  bytes.push(n);
+  return Buffer.from(bytes);
+}
+
+/** Reads a varint at `at`: [value, next offset], or undefined past the end. */
+export function readVarint(buf: Buffer, at: number): [number, number] | undefined {
+  let n = 0;
+  let m = 1;
+  for (let i = at; i < buf.length; i += 1) {
+    const b = buf[i] as number;
+    if (b < 128) return [n + b * m, i + 1];
+    n += (b - 128) * m;
+    m *= 128;
+  }
+  return undefined;
+}
+
+export type Segments = [Buffer | undefined, Buffer | undefined, Buffer | undefined];
+
+/** A record value's three segments (throws StateCorruptError naming key and id). */
+export function segmentsOf(value: Buffer, key: string, id: string): Segments {
+  const out: Segments = [undefined, undefined, undefined];
+  let i = 0;
+  for (let k = 0; k < 3 && i < value.length; k += 1) {
+    const r = readVarint(value, i);
+    if (!r || r[1] + r[0] - 1 > value.length) throw new StateCorruptError(key, id, 'bad packed record');
+    const [l, next] = r;
+    if (l > 0) out[k] = value.subarray(next, next + l - 1);
+    i = next + Math.max(l - 1, 0);
+  }
+  if (i < value.length) throw new StateCorruptError(key, id, 'bad packed record');
+  return out;
+}
+
+function asBuffer(v: unknown): Buffer | undefined {
+  return Buffer.isBuffer(v) ? v : typeof v === 'string' ? Buffer.from(v) : undefined;
+}
+
+/** Record values of `ids` (one script: old hashes read where an id is not packed yet). Unknown ids are absent. */
+export async function getRecords(redis: Redis, prefix: string, tenant: string, entity: Entity, ids: readonly string[]): Promise<Map<string, Segments>> {
+  const out = new Map<string, Segments>();
+  if (ids.length === 0) return out;
+  const map = packedMap(prefix, tenant, entity);
+  const reply = await GET.runBuffer(redis, map.keys, [map.spec, ...ids]);
+  if (!Array.isArray(reply)) throw new StateCorruptError(map.keys[0] ?? '', undefined, 'packed read did not return a list');
+  ids.forEach((id, i) => {
+    const v = asBuffer(reply[i]);
+    if (v) out.set(id, segmentsOf(v, map.keys[0] ?? '', id));
+  });
+  return out;
+}
+
+/**
+ * Every packed record holding `segment`, in batches of buckets (flat memory). A record moved by a split while
+ * the walk runs may come twice (as HSCAN may); none is missed. Old hashes are walked by the stores themselves,
+ * before this (an entry moves from an old hash into the packed map, never back).
+ */
+export async function* scanRecords(
+  redis: Redis,
+  prefix: string,
+  tenant: string,
+  entity: Entity,
+  segment: 1 | 2 | 3,
+  count = 500,
+): AsyncGenerator<[string, Segments][]> {
+  const map = packedMap(prefix, tenant, entity);
+  const key = map.keys[0] ?? '';
+  let bucket = 0;
+  while (bucket >= 0) {
+    const reply = await SCAN.runBuffer(redis, map.keys, [map.spec, segment, bucket, count]);
+    if (!Array.isArray(reply)) throw new StateCorruptError(key, undefined, 'packed scan did not return a list');
+    bucket = Number(String(reply[0]));
+    const batch: [string, Segments][] = [];
+    for (let i = 1; i + 1 < reply.length; i += 2) {
+      const id = String(reply[i]);
+      const v = asBuffer(reply[i + 1]);
+      if (v) batch.push([id, segmentsOf(v, key, id)]);
+    }
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/** KEYS: a packed map, an old hash. ARGV: a segment. Records holding it: packed, and in the old hash. */
+const COUNT = stateScript(`${PACKED_PRELUDE}
+local meta = redis.call('HGET', KEYS[1], 'm')
+local n = 0
+if meta then
+  local c = { string.match(meta, '^%d+ %d+ %d+ (%d+) (%d+) (%d+)$') }
+  if #c ~= 3 then corrupt(KEYS[1], 'm') end
+  n = tonumber(c[tonumber(ARGV[1])])
+end
+return n + redis.call('HLEN', KEYS[2])
+`);
+
+/** Records holding `segment` (one script): the packed map's count and the old hash's. */
+export async function countRecords(redis: Redis, prefix: string, tenant: string, entity: Entity, segment: 1 | 2 | 3, oldKey: string): Promise<number> {
+  return Number(await COUNT.run(redis, [packedKey(prefix, tenant, entity), oldKey], [segment]));
+}
+
+/** The meta counts of a packed map: records, and records holding each segment. */
+export async function packedCounts(redis: Redis, prefix: string, tenant: string, entity: Entity): Promise<{ records: number; segments: [number, number, number] }> {
+  const key = packedKey(prefix, tenant, entity);
+  const meta = await redis.hget(key, 'm');
+  if (meta === null) return { records: 0, segments: [0, 0, 0] };
+  const m = /^\d+ \d+ (\d+) (\d+) (\d+) (\d+)$/.exec(meta);
+  if (!m) throw new StateCorruptError(key, 'm', 'bad packed-map meta');
+  return { records: Number(m[1]), segments: [Number(m[2]), Number(m[3]), Number(m[4])] };
+}

@@ -1,0 +1,143 @@
+/**
+ * Packed records (src/state/packed.ts) on a real Redis: buckets split one at a time as a map grows (linear
+ * hashing), every record stays readable through the splits, memory per record stays flat, and an entry of the
+ * old hashes moves into its packed value on write, never staying in two places.
+ */
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { LOAD, packedCounts, scanRecords } from '../../src/state/packed.js';
+import { PaymentLedger } from '../../src/state/payment-ledger.js';
+import { RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
+import { RecordStateStore } from '../../src/state/record-state.js';
+import { testPrefix, useRedisClient } from '../helpers/redis.js';
+
+const uuidOf = (i: number): string => `${i.toString(16).padStart(8, '0')}-0000-4000-8000-${(i * 7).toString(16).padStart(12, '0')}`;
+const hashOf = (i: number): string => (i * 2654435761).toString(16).padStart(18, '0').slice(-18);
+
+describe('packed records', () => {
+  let redis!: Redis;
+  useRedisClient((client) => (redis = client));
+
+  it('splits buckets one at a time as records arrive, and every record stays readable', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const key = s.key('acme', 'invoices');
+    const all: { id: string; uuid: string; hash: string }[] = [];
+    let buckets = 1;
+    for (let page = 0; page < 30; page += 1) {
+      const entries = Array.from({ length: 100 }, (_, j) => {
+        const i = page * 100 + j;
+        return { id: `INV-${i}`, uuid: uuidOf(i), hash: hashOf(i) };
+      });
+      await s.setMany('acme', 'invoices', entries);
+      all.push(...entries);
+      const fields = (await redis.hlen(key)) - 1;
+      // Growth is incremental: a page adds a few buckets, never a rehash of all of them.
+      expect(fields - buckets).toBeLessThanOrEqual(Math.ceil(100 / LOAD) + 1);
+      buckets = fields;
+      expect(fields).toBeGreaterThanOrEqual(Math.floor(all.length / LOAD));
+    }
+    expect(await s.count('acme', 'invoices')).toBe(3000);
+    expect(await packedCounts(redis, prefix, 'acme', 'invoices')).toEqual({ records: 3000, segments: [3000, 0, 0] });
+    const got = await s.getMany('acme', 'invoices', all.map((e) => e.id));
+    for (const e of all) expect(got.get(e.id)).toEqual({ uuid: e.uuid, hash: e.hash });
+    // Binary-safe: a uuid and hash as raw bytes (16 and 9) whatever bytes they hold.
+    expect(await redis.call('OBJECT', 'ENCODING', key)).toBe('hashtable');
+    const seen = new Set<string>();
+    for await (const batch of scanRecords(redis, prefix, 'acme', 'invoices', 1, 200)) for (const [id] of batch) seen.add(id);
+    expect(seen.size).toBe(3000);
+  });
+
+  it('bytes per record stay flat as a map grows tenfold', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const key = s.key('acme', 'contacts');
+    const perRecord: number[] = [];
+    let n = 0;
+    for (const target of [2_000, 20_000]) {
+      while (n < target) {
+        const entries = Array.from({ length: 500 }, (_, j) => ({ id: `RC${String(n + j).padStart(6, '0')}`, uuid: uuidOf(n + j), hash: hashOf(n + j) }));
+        await s.setMany('acme', 'contacts', entries);
+        n += 500;
+      }
+      perRecord.push(Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) / n);
+    }
+    const [small, large] = perRecord as [number, number];
+    // id (8) + uuid (16) + hash (9) + lengths: about 40 bytes of data a record, plus the bucket's share.
+    expect(large).toBeLessThan(60);
+    expect(large / small).toBeGreaterThan(0.85);
+    expect(large / small).toBeLessThan(1.15);
+  });
+
+  it('moves an old id-map entry into the packed map on write, and reads old entries until then', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const old = s.oldKey('acme', 'contacts');
+    await redis.hset(old, 'c1', `${uuidOf(1)}|${hashOf(1)}${'7'.repeat(14)}`, 'c2', `${uuidOf(2)}|`);
+    expect(await s.getMany('acme', 'contacts', ['c1', 'c2'])).toEqual(
+      new Map([
+        ['c1', { uuid: uuidOf(1), hash: hashOf(1) }],
+        ['c2', { uuid: uuidOf(2) }],
+      ]),
+    );
+    expect(await s.count('acme', 'contacts')).toBe(2);
+    await s.setMany('acme', 'contacts', [{ id: 'c2', hash: hashOf(22) }]);
+    expect(await redis.hkeys(old)).toEqual(['c1']);
+    expect(await s.get('acme', 'contacts', 'c2')).toEqual({ uuid: uuidOf(2), hash: hashOf(22) });
+    expect(await s.count('acme', 'contacts')).toBe(2);
+    const scanned = new Map<string, unknown>();
+    for await (const batch of s.scan('acme', 'contacts')) for (const e of batch) scanned.set(e.id, e);
+    expect([...scanned.keys()].sort()).toEqual(['c1', 'c2']);
+    expect(await s.clearHashes('acme', 'contacts')).toBe(2);
+    expect(await s.getMany('acme', 'contacts', ['c1', 'c2'])).toEqual(
+      new Map([
+        ['c1', { uuid: uuidOf(1) }],
+        ['c2', { uuid: uuidOf(2) }],
+      ]),
+    );
+  });
+
+  it('keeps the id map, mirror and ledger of a record in one value, each store to its own segment', async () => {
+    const prefix = testPrefix();
+    const ids = new RecordStateStore(redis, prefix);
+    const mirror = new RecordMirror(redis, prefix);
+    const ledger = new PaymentLedger(redis, prefix);
+    const invoice: MirroredInvoice = {
+      id: 'INV-1',
+      contactId: 'C-1',
+      status: 'AUTHORISED',
+      deleted: false,
+      number: 'INV-0001',
+      date: '2026-01-31',
+      dueDate: '2026-03-02',
+      total: 35097.68,
+      outstandingAmount: 0.5,
+      pushedOutstanding: -1234.5678,
+      updatedAt: '2026-11-01T02:55:00.103Z',
+      currencyCode: 'SAR',
+      reference: 'مرجع ١٢٣ / ref',
+      notes: 'emoji 🙂 and ünïcode',
+      uuid: uuidOf(1),
+    };
+    await ids.setMany('acme', 'invoices', [{ id: 'INV-1', uuid: uuidOf(1), hash: hashOf(1) }]);
+    await mirror.putMany('acme', 'invoices', [invoice]);
+    await ledger.setMany('acme', [{ invoiceId: 'INV-1', paymentId: 'P-1', amount: 10.25, deleted: false }]);
+    expect((await mirror.getMany('acme', 'invoices', ['INV-1'])).get('INV-1')).toEqual(invoice);
+    expect(await ids.get('acme', 'invoices', 'INV-1')).toEqual({ uuid: uuidOf(1), hash: hashOf(1) });
+    expect(await ledger.totals('acme', ['INV-1'])).toEqual(new Map([['INV-1', 10.25]]));
+    expect(await packedCounts(redis, prefix, 'acme', 'invoices')).toEqual({ records: 1, segments: [1, 1, 1] });
+    // The mirror shares the id map's uuid (stored once); a new uuid in the id map leaves the mirror's as it was.
+    const bucket = (await redis.hgetBuffer(ids.key('acme', 'invoices'), '0')) ?? Buffer.alloc(0);
+    const raw = Buffer.from(uuidOf(1).replace(/-/g, ''), 'hex');
+    expect(bucket.indexOf(raw)).toBeGreaterThan(0);
+    expect(bucket.indexOf(raw)).toBe(bucket.lastIndexOf(raw));
+    await ids.setMany('acme', 'invoices', [{ id: 'INV-1', uuid: uuidOf(2) }]);
+    expect((await mirror.getMany('acme', 'invoices', ['INV-1'])).get('INV-1')?.uuid).toBe(uuidOf(1));
+    expect(await ids.get('acme', 'invoices', 'INV-1')).toEqual({ uuid: uuidOf(2), hash: hashOf(1) });
+    await ids.clearHashes('acme', 'invoices');
+    expect((await mirror.getMany('acme', 'invoices', ['INV-1'])).get('INV-1')).toEqual(invoice);
+    const contact = { id: 'C-1', name: 'Al Noor Trading', nameAr: 'النور للتجارة 4407', firstName: 'ٱلْحَمْدُ', deleted: true, uuid: 'not-a-canonical-uuid', phoneNumber: '+966501234567' };
+    await mirror.putMany('acme', 'contacts', [contact]);
+    expect((await mirror.getMany('acme', 'contacts', ['C-1'])).get('C-1')).toEqual(contact);
+  });
+});
