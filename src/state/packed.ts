@@ -309,27 +309,35 @@ return out
 `);
 
 /**
- * ARGV: spec, segment (1-3), first bucket, max records. The records of the buckets from `first` on that have the
- * segment, until max records are reached: { next bucket (-1: done), id, value, id, value, ... }.
+ * ARGV: spec, segment (1-3), first residue, max records, the walk's n0 (0: the map's n0 now, at the first call).
+ * A walk goes residue by residue of bucket numbers mod its n0: buckets split into b + n0 and n0 only doubles, so
+ * a record's bucket keeps its residue, and each call reads all buckets of the residues it covers at once: a record
+ * is seen exactly once even while buckets split. Reply: { next residue (-1: done), the walk's n0, id, value, ... }
+ * of the records holding the segment.
  */
 const SCAN = stateScript(`${PACKED_PRELUDE}
 local m = pmap(ARGV[1])
-local seg, b, max = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local seg, r, max, n0s = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if n0s == 0 then n0s = m.n0 end
 local total = m.n0 + m.split
-local out = { '' }
+local out = { '', tostring(n0s) }
 local n = 0
-while b < total and n < max do
-  local bk = bucket(m, b)
-  for _, id in ipairs(bk.ids) do
-    local v = bk.vals[id]
-    if v then
-      local t = segs(m.key, id, v)
-      if t[seg] then out[#out + 1] = id; out[#out + 1] = v; n = n + 1 end
+while r < n0s and n < max do
+  local b = r
+  while b < total do
+    local bk = bucket(m, b)
+    for _, id in ipairs(bk.ids) do
+      local v = bk.vals[id]
+      if v then
+        local t = segs(m.key, id, v)
+        if t[seg] then out[#out + 1] = id; out[#out + 1] = v; n = n + 1 end
+      end
     end
+    b = b + n0s
   end
-  b = b + 1
+  r = r + 1
 end
-out[1] = tostring(b < total and b or -1)
+out[1] = tostring(r < n0s and r or -1)
 return out
 `);
 
@@ -427,9 +435,9 @@ export async function getRecords(redis: Redis, prefix: string, tenant: string, e
 }
 
 /**
- * Every packed record holding `segment`, in batches of buckets (flat memory). A record moved by a split while
- * the walk runs may come twice (as HSCAN may); none is missed. Old hashes are walked by the stores themselves,
- * before this (an entry moves from an old hash into the packed map, never back).
+ * Every packed record holding `segment`, in batches of buckets (flat memory). A record there from the start to
+ * the end of the walk comes exactly once, splits or not (SCAN above). Old hashes are walked by the stores
+ * themselves, before this (an entry moves from an old hash into the packed map, never back).
  */
 export async function* scanRecords(
   redis: Redis,
@@ -441,13 +449,15 @@ export async function* scanRecords(
 ): AsyncGenerator<[string, Segments][]> {
   const map = packedMap(prefix, tenant, entity);
   const key = map.keys[0] ?? '';
-  let bucket = 0;
-  while (bucket >= 0) {
-    const reply = await SCAN.runBuffer(redis, map.keys, [map.spec, segment, bucket, count]);
+  let residue = 0;
+  let n0 = 0;
+  while (residue >= 0) {
+    const reply = await SCAN.runBuffer(redis, map.keys, [map.spec, segment, residue, count, n0]);
     if (!Array.isArray(reply)) throw new StateCorruptError(key, undefined, 'packed scan did not return a list');
-    bucket = Number(String(reply[0]));
+    residue = Number(String(reply[0]));
+    n0 = Number(String(reply[1]));
     const batch: [string, Segments][] = [];
-    for (let i = 1; i + 1 < reply.length; i += 2) {
+    for (let i = 2; i + 1 < reply.length; i += 2) {
       const id = String(reply[i]);
       const v = asBuffer(reply[i + 1]);
       if (v) batch.push([id, segmentsOf(v, key, id)]);

@@ -48,6 +48,24 @@ describe('packed records', () => {
     expect(seen.size).toBe(3000);
   });
 
+  it('a walk sees each record exactly once while buckets split under it', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const entry = (i: number) => ({ id: `P-${i}`, uuid: uuidOf(i), hash: hashOf(i) });
+    await s.setMany('acme', 'payments', Array.from({ length: 1000 }, (_, i) => entry(i)));
+    const seen: string[] = [];
+    let next = 1000;
+    for await (const batch of s.scan('acme', 'payments', 50)) {
+      seen.push(...batch.map((e) => e.id));
+      // Between two batches, a page of new records: the map grows (and splits buckets) under the walk.
+      await s.setMany('acme', 'payments', Array.from({ length: 200 }, (_, i) => entry(next + i)));
+      next += 200;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    for (let i = 0; i < 1000; i += 1) expect(seen).toContain(`P-${i}`);
+    expect(next).toBeGreaterThan(3000);
+  });
+
   it('bytes per record stay flat as a map grows tenfold', async () => {
     const prefix = testPrefix();
     const s = new RecordStateStore(redis, prefix);
