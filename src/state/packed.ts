@@ -3,7 +3,7 @@
  * entry, its record-mirror cells, its payment-ledger entry) is ONE value, and the values of a (tenant, entity) live
  * in one Redis HASH, `<base>:rec:{<tenant>}:<entity>`, packed in buckets: a field is a bucket number, its value
  * the bucket's records (`varint(len) id varint(len) value`, repeated: lengths, never delimiters, so any byte may
- * be data). A meta field `m` holds `n0 split records ids mirror ledger` (linear hashing: a record's bucket is
+ * be data; a canonical lower-case GUID id as 0xFF and its 16 bytes). A meta field `m` holds `n0 split records ids mirror ledger` (linear hashing: a record's bucket is
  * djb2(id) mod n0, or mod 2*n0 below the split pointer; when records exceed LOAD per bucket, the split pointer's
  * bucket is split in two, one bucket at a time, so growth is incremental and memory linear). Redis's per-field
  * cost (about 60 bytes) is paid once per bucket, not three times per record.
@@ -133,8 +133,8 @@ local function pmap(spec)
   end
   return m
 end
-local function addr(m, id)
-  local h = hid(id)
+local function addr(m, k)
+  local h = hid(k)
   local b = h % m.n0
   if b < m.split then b = h % (2 * m.n0) end
   return b
@@ -219,16 +219,33 @@ local function unshare(key, id, t)
   local cell = uuidcell(key, id, t)
   t[2] = 'C' .. vput(8 * #cell + 1) .. cell .. string.sub(t[2], i + 1)
 end
+-- A record's key in its bucket: a canonical lower-case GUID id (Xero's) as 0xFF and its 16 bytes (0xFF is never
+-- in UTF-8 text, so no other id reads as one), any other id as it is.
+local GUID = '^' .. string.rep('[0-9a-f]', 8) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 12) .. '$'
+local function pk(id)
+  if #id ~= 36 or not string.find(id, GUID) then return id end
+  local hex = string.gsub(id, '%-', '')
+  return '\\255' .. string.gsub(hex, '..', function(x) return string.char(tonumber(x, 16)) end)
+end
+local function unpk(k)
+  if #k ~= 17 or string.byte(k, 1) ~= 255 then return k end
+  local hex = {}
+  for i = 2, 17 do hex[#hex + 1] = string.format('%02x', string.byte(k, i)) end
+  local x = table.concat(hex)
+  return string.sub(x, 1, 8) .. '-' .. string.sub(x, 9, 12) .. '-' .. string.sub(x, 13, 16) .. '-' .. string.sub(x, 17, 20) .. '-' .. string.sub(x, 21)
+end
 local function rget(m, id)
-  local v = bucket(m, addr(m, id)).vals[id]
+  local k = pk(id)
+  local v = bucket(m, addr(m, k)).vals[k]
   if v then return segs(m.key, id, v) end
   return legacy(m, id, false)
 end
 local function redit(m, id)
-  local b = addr(m, id)
+  local k = pk(id)
+  local b = addr(m, k)
   local bk = bucket(m, b)
-  local v = bk.vals[id]
-  local h = { b = b, bk = bk, id = id, had = v ~= nil }
+  local v = bk.vals[k]
+  local h = { b = b, bk = bk, id = id, k = k, had = v ~= nil }
   if v then
     h.t = segs(m.key, id, v)
     h.was = { h.t[1] ~= false, h.t[2] ~= false, h.t[3] ~= false }
@@ -246,9 +263,9 @@ local function rsave(m, h)
   local v = unsegs(h.t)
   if v then
     if not h.had then m.n = m.n + 1 end
-    badd(h.bk, h.id, v)
+    badd(h.bk, h.k, v)
   elseif h.had then
-    h.bk.vals[h.id] = nil
+    h.bk.vals[h.k] = nil
     m.n = m.n - 1
   end
   m.dirty[h.b] = true
@@ -326,9 +343,10 @@ while r < n0s and n < max do
   local b = r
   while b < total do
     local bk = bucket(m, b)
-    for _, id in ipairs(bk.ids) do
-      local v = bk.vals[id]
+    for _, k in ipairs(bk.ids) do
+      local v = bk.vals[k]
       if v then
+        local id = unpk(k)
         local t = segs(m.key, id, v)
         if t[seg] then out[#out + 1] = id; out[#out + 1] = v; n = n + 1 end
       end

@@ -52,7 +52,10 @@ const CELL = {
   hundredths: 3,
   /** Text of ASCII and the Arabic block U+0600-U+067F only, one byte a character (Arabic at 0x80-0xFF). */
   arabic: 4,
+  /** A canonical lower-case GUID (a Xero contact id) as its 16 bytes. */
+  guid: 5,
 } as const;
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const zigzag = (n: number): number => (n >= 0 ? 2 * n : -2 * n - 1);
 const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
@@ -107,6 +110,7 @@ function pack(uuid: string | undefined, cells: Cell[]): Buffer {
   for (const c of cells.slice(0, end)) {
     if (c === null) parts.push(varint(0));
     else if (typeof c === 'number') cell(...numberCell(c));
+    else if (GUID.test(c)) cell(CELL.guid, Buffer.from(c.replace(/-/g, ''), 'hex'));
     else {
       const arabic = arabicBytes(c);
       if (arabic) cell(CELL.arabic, arabic);
@@ -141,6 +145,7 @@ function unpackCells(seg: Buffer, key: string, id: string): (Cell | Buffer)[] {
     if (kind === CELL.text) out.push(bytes.toString('utf8'));
     else if (kind === CELL.numberText) out.push(Number(bytes.toString('latin1')));
     else if (kind === CELL.arabic) out.push(fromArabicBytes(bytes));
+    else if (kind === CELL.guid && bytes.length === 16) out.push(formatUuid(bytes));
     else if (kind === CELL.integer || kind === CELL.hundredths) {
       const v = readVarint(bytes, 0);
       if (!v || v[1] !== bytes.length) throw new StateCorruptError(key, id, 'bad mirror number');

@@ -94,9 +94,10 @@ local n = 0
 while b < last do
   local bk = bucket(m, b)
   local ids = {}
-  for _, id in ipairs(bk.ids) do ids[#ids + 1] = id end
-  for _, id in ipairs(ids) do
-    if bk.vals[id] then
+  for _, k in ipairs(bk.ids) do ids[#ids + 1] = k end
+  for _, k in ipairs(ids) do
+    if bk.vals[k] then
+      local id = unpk(k)
       local h = redit(m, id)
       local f, u, hh = idparts(m.key, id, h.t[1])
       if hh ~= '' then

@@ -158,4 +158,34 @@ describe('packed records', () => {
     await mirror.putMany('acme', 'contacts', [contact]);
     expect((await mirror.getMany('acme', 'contacts', ['C-1'])).get('C-1')).toEqual(contact);
   });
+
+  it('keeps a GUID id (Xero) in 17 bytes, not 36, and finds it in old hashes by its text', async () => {
+    const prefix = testPrefix();
+    const ids = new RecordStateStore(redis, prefix);
+    const mirror = new RecordMirror(redis, prefix);
+    const guid = (i: number): string => uuidOf(i + 1000);
+    await ids.setMany('acme', 'invoices', Array.from({ length: 100 }, (_, i) => ({ id: guid(i), uuid: uuidOf(i), hash: hashOf(i) })));
+    await mirror.putMany('acme', 'invoices', [
+      { id: guid(0), contactId: guid(500), status: 'PAID', deleted: false, number: 'N', date: '2026-01-01', dueDate: '2026-01-02', total: 1, updatedAt: '2026-01-01T00:00:00.000Z', uuid: uuidOf(0) },
+    ]);
+    const bytes = (await redis.hvalsBuffer(ids.key('acme', 'invoices'))).reduce((n, v) => n + v.length, 0);
+    // id 17 + uuid 16 + hash 9 + lengths, a record: well under the 36 characters of the id alone plus the rest.
+    expect(bytes / 100).toBeLessThan(55);
+    expect((await ids.get('acme', 'invoices', guid(7)))?.uuid).toBe(uuidOf(7));
+    expect((await mirror.getMany('acme', 'invoices', [guid(0)])).get(guid(0))?.contactId).toBe(guid(500));
+    const scanned: string[] = [];
+    for await (const batch of ids.scan('acme', 'invoices')) scanned.push(...batch.map((e) => e.id));
+    expect(scanned.sort()).toEqual(Array.from({ length: 100 }, (_, i) => guid(i)).sort());
+    // Upper case is not canonical: kept as given, and a different id.
+    await ids.setMany('acme', 'invoices', [{ id: guid(1).toUpperCase(), uuid: uuidOf(99) }]);
+    expect((await ids.get('acme', 'invoices', guid(1)))?.uuid).toBe(uuidOf(1));
+    expect((await ids.get('acme', 'invoices', guid(1).toUpperCase()))?.uuid).toBe(uuidOf(99));
+    // An old id-map entry under a GUID id is found by its text, and moves on write.
+    await redis.hset(ids.oldKey('acme', 'contacts'), guid(200), `${uuidOf(200)}|`);
+    expect(await ids.get('acme', 'contacts', guid(200))).toEqual({ uuid: uuidOf(200) });
+    await ids.setMany('acme', 'contacts', [{ id: guid(200), hash: hashOf(200) }]);
+    expect(await redis.hlen(ids.oldKey('acme', 'contacts'))).toBe(0);
+    expect(await ids.get('acme', 'contacts', guid(200))).toEqual({ uuid: uuidOf(200), hash: hashOf(200) });
+    expect(await ids.clearHashes('acme', 'contacts')).toBe(1);
+  });
 });
