@@ -15,7 +15,8 @@
  *      code - 1 = 8 * bytes + kind (text, a number as text, an integer or an amount's hundredths as a varint,
  *      Arabic text one byte a character: src/state/record-mirror.ts). Cell 0 (the uuid) is text: `B` + 16 bytes,
  *      `T` + text, or `=`: the id map's uuid (most records: the uuid is stored once).
- *   3. ledger: a payment's `deleted|amount|invoiceId`; an invoice's payment ids, each `varint(len) id`.
+ *   3. ledger: a payment's `deleted|amount|invoiceId`; an invoice's payment ids, each `varint(len) id` (ids as
+ *      bucket keys: a GUID in 17 bytes).
  *
  * Upgrade: the keys versions before this one wrote (`ids`, `cache`, `ledger` hashes) are read when an id is not
  * in the packed map, and a write of such an id moves all of its old entries into its packed value and deletes
@@ -61,6 +62,21 @@ local function hid(s)
   local h = 5381
   for i = 1, #s do h = (h * 33 + string.byte(s, i)) % 2147483648 end
   return h
+end
+-- A record's key in its bucket: a canonical lower-case GUID id (Xero's) as 0xFF and its 16 bytes (0xFF is never
+-- in UTF-8 text, so no other id reads as one), any other id as it is.
+local GUID = '^' .. string.rep('[0-9a-f]', 8) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 12) .. '$'
+local function pk(id)
+  if #id ~= 36 or not string.find(id, GUID) then return id end
+  local hex = string.gsub(id, '%-', '')
+  return '\\255' .. string.gsub(hex, '..', function(x) return string.char(tonumber(x, 16)) end)
+end
+local function unpk(k)
+  if #k ~= 17 or string.byte(k, 1) ~= 255 then return k end
+  local hex = {}
+  for i = 2, 17 do hex[#hex + 1] = string.format('%02x', string.byte(k, i)) end
+  local x = table.concat(hex)
+  return string.sub(x, 1, 8) .. '-' .. string.sub(x, 9, 12) .. '-' .. string.sub(x, 13, 16) .. '-' .. string.sub(x, 17, 20) .. '-' .. string.sub(x, 21)
 end
 local function segs(key, id, v)
   local t = { false, false, false }
@@ -147,9 +163,13 @@ local function bucket(m, b)
   end
   return bk
 end
+-- A list of ids (an invoice's payments), each as its bucket key.
 local function lenc(list)
   local parts = {}
-  for _, p in ipairs(list) do parts[#parts + 1] = vput(#p) .. p end
+  for _, p in ipairs(list) do
+    local k = pk(p)
+    parts[#parts + 1] = vput(#k) .. k
+  end
   return table.concat(parts)
 end
 local function ldec(key, id, s)
@@ -158,7 +178,7 @@ local function ldec(key, id, s)
     local l
     l, i = vget(s, i)
     if not l or i + l - 1 > n then corrupt(key, id) end
-    out[#out + 1] = string.sub(s, i, i + l - 1)
+    out[#out + 1] = unpk(string.sub(s, i, i + l - 1))
     i = i + l
   end
   return out
@@ -218,21 +238,6 @@ local function unshare(key, id, t)
   if l ~= 9 or string.sub(t[2], i, i) ~= '=' then return end
   local cell = uuidcell(key, id, t)
   t[2] = 'C' .. vput(8 * #cell + 1) .. cell .. string.sub(t[2], i + 1)
-end
--- A record's key in its bucket: a canonical lower-case GUID id (Xero's) as 0xFF and its 16 bytes (0xFF is never
--- in UTF-8 text, so no other id reads as one), any other id as it is.
-local GUID = '^' .. string.rep('[0-9a-f]', 8) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 4) .. '%-' .. string.rep('[0-9a-f]', 12) .. '$'
-local function pk(id)
-  if #id ~= 36 or not string.find(id, GUID) then return id end
-  local hex = string.gsub(id, '%-', '')
-  return '\\255' .. string.gsub(hex, '..', function(x) return string.char(tonumber(x, 16)) end)
-end
-local function unpk(k)
-  if #k ~= 17 or string.byte(k, 1) ~= 255 then return k end
-  local hex = {}
-  for i = 2, 17 do hex[#hex + 1] = string.format('%02x', string.byte(k, i)) end
-  local x = table.concat(hex)
-  return string.sub(x, 1, 8) .. '-' .. string.sub(x, 9, 12) .. '-' .. string.sub(x, 13, 16) .. '-' .. string.sub(x, 17, 20) .. '-' .. string.sub(x, 21)
 end
 local function rget(m, id)
   local k = pk(id)
@@ -402,6 +407,15 @@ export function varint(n: number): Buffer {
   }
   bytes.push(n);
   return Buffer.from(bytes);
+}
+
+/** An id as packed records keep it in a bucket or a ledger segment (0xFF + 16 bytes: a GUID), as text. */
+export function idOf(bytes: Buffer): string {
+  if (bytes.length === 17 && bytes[0] === 0xff) {
+    const hex = bytes.subarray(1).toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+  return bytes.toString('utf8');
 }
 
 /** Reads a varint at `at`: [value, next offset], or undefined past the end. */

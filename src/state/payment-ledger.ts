@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { getRecords, PACKED_PRELUDE, packedKey, packedMap } from './packed.js';
+import { getRecords, idOf, PACKED_PRELUDE, packedKey, packedMap } from './packed.js';
 import { stateScript } from './script.js';
 import { parseValue } from './stored.js';
 
@@ -44,7 +44,7 @@ local I = pmap(ARGV[2])
 local function parse(id, v)
   local d, a, inv = string.match(v, '^([01])|([^|]+)|(.+)$')
   if not d then corrupt(P.key, id) end
-  return d, a, inv
+  return d, a, unpk(inv)
 end
 `;
 
@@ -63,7 +63,7 @@ for i = 3, #ARGV, 4 do
       rsave(I, ho)
     end
   end
-  hp.t[3] = deleted .. '|' .. amount .. '|' .. inv
+  hp.t[3] = deleted .. '|' .. amount .. '|' .. pk(inv)
   rsave(P, hp)
   local hi = redit(I, inv)
   local l = ldec(I.key, inv, hi.t[3] or '')
@@ -161,7 +161,12 @@ export class PaymentLedger {
     if (paymentIds.length === 0) return out;
     const pay = packedKey(this.prefix, tenant, 'payments');
     for (const [id, segs] of await getRecords(this.redis, this.prefix, tenant, 'payments', paymentIds)) {
-      if (segs[2]) out.set(id, parseValue(payValueSchema, segs[2].toString('utf8'), pay, id));
+      const seg = segs[2];
+      if (!seg) continue;
+      // `deleted|amount|` then the invoice id as its bucket key (a GUID in 17 bytes).
+      const second = seg.indexOf('|', 2);
+      const text = second < 0 ? seg.toString('utf8') : `${seg.subarray(0, second + 1).toString('latin1')}${idOf(seg.subarray(second + 1))}`;
+      out.set(id, parseValue(payValueSchema, text, pay, id));
     }
     return out;
   }

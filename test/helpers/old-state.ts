@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
 import { ENTITIES } from '../../src/glossary.js';
 import { encodeHash, encodeUuid } from '../../src/state/compact.js';
 import { stateKey } from '../../src/state/keys.js';
-import { packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
+import { PaymentLedger } from '../../src/state/payment-ledger.js';
+import { idOf, packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';
 
@@ -29,7 +30,8 @@ export async function unpackToOldHashes(redis: Redis, prefix: string, tenant: st
     }
   }
   for await (const batch of scanRecords(redis, prefix, tenant, 'payments', 3)) {
-    for (const [id, segs] of batch) await redis.hset(stateKey(prefix, 'paymentLedger', tenant, 'pay'), id, String(segs[2]));
+    const known = await new PaymentLedger(redis, prefix).invoicesOf(tenant, batch.map(([id]) => id));
+    for (const [id, e] of known) await redis.hset(stateKey(prefix, 'paymentLedger', tenant, 'pay'), id, `${e.deleted ? 1 : 0}|${e.amount}|${e.invoiceId}`);
   }
   for await (const batch of scanRecords(redis, prefix, tenant, 'invoices', 3)) {
     for (const [id, segs] of batch) {
@@ -37,7 +39,7 @@ export async function unpackToOldHashes(redis: Redis, prefix: string, tenant: st
       const list: string[] = [];
       for (let i = 0; i < seg.length; ) {
         const [len, at] = readVarint(seg, i) ?? [0, seg.length];
-        list.push(seg.subarray(at, at + len).toString());
+        list.push(idOf(seg.subarray(at, at + len)));
         i = at + len;
       }
       await redis.hset(stateKey(prefix, 'paymentLedger', tenant, 'inv'), id, JSON.stringify(list));

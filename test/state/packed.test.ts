@@ -187,5 +187,15 @@ describe('packed records', () => {
     expect(await redis.hlen(ids.oldKey('acme', 'contacts'))).toBe(0);
     expect(await ids.get('acme', 'contacts', guid(200))).toEqual({ uuid: uuidOf(200), hash: hashOf(200) });
     expect(await ids.clearHashes('acme', 'contacts')).toBe(1);
+    // The ledger keeps GUID ids in 17 bytes too, and gives them back as text.
+    const ledger = new PaymentLedger(redis, prefix);
+    await ledger.setMany('acme', [{ invoiceId: guid(0), paymentId: guid(900), amount: 12.5, deleted: false }]);
+    await ledger.setMany('acme', [{ invoiceId: guid(0), paymentId: guid(901), amount: 0.5, deleted: false }]);
+    expect(await ledger.totals('acme', [guid(0)])).toEqual(new Map([[guid(0), 13]]));
+    expect(await ledger.invoicesOf('acme', [guid(900)])).toEqual(new Map([[guid(900), { invoiceId: guid(0), amount: 12.5, deleted: false }]]));
+    await ledger.setMany('acme', [{ invoiceId: guid(1), paymentId: guid(900), amount: 12.5, deleted: false }]);
+    expect(await ledger.totals('acme', [guid(0), guid(1)])).toEqual(new Map([[guid(0), 0.5], [guid(1), 12.5]]));
+    const payments = (await redis.hvalsBuffer(ids.key('acme', 'payments'))).reduce((n, v) => n + v.length, 0);
+    expect(payments).toBeLessThan(2 * (36 + 17));
   });
 });

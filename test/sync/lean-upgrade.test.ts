@@ -11,7 +11,8 @@ import { selectOverdue } from '../../src/calls/source.js';
 import { ENTITIES } from '../../src/glossary.js';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
 import { stateKey } from '../../src/state/keys.js';
-import { packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
+import { PaymentLedger } from '../../src/state/payment-ledger.js';
+import { idOf, packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
@@ -68,7 +69,8 @@ describe('state written before lean state values', () => {
       }
     }
     for await (const batch of scanRecords(r, prefix, TENANT, 'payments', 3)) {
-      for (const [id, segs] of batch) await r.hset(stateKey(prefix, 'paymentLedger', TENANT, 'pay'), id, String(segs[2]));
+      const known = await new PaymentLedger(r, prefix).invoicesOf(TENANT, batch.map(([id]) => id));
+    for (const [id, e] of known) await r.hset(stateKey(prefix, 'paymentLedger', TENANT, 'pay'), id, `${e.deleted ? 1 : 0}|${e.amount}|${e.invoiceId}`);
     }
     for await (const batch of scanRecords(r, prefix, TENANT, 'invoices', 3)) {
       for (const [id, segs] of batch) {
@@ -76,7 +78,7 @@ describe('state written before lean state values', () => {
         const seg = segs[2] as Buffer;
         for (let i = 0; i < seg.length; ) {
           const [len, at] = readVarint(seg, i) ?? [0, seg.length];
-          list.push(seg.subarray(at, at + len).toString());
+          list.push(idOf(seg.subarray(at, at + len)));
           i = at + len;
         }
         await r.hset(stateKey(prefix, 'paymentLedger', TENANT, 'inv'), id, JSON.stringify(list));
