@@ -9,17 +9,19 @@ import { stateKey } from './keys.js';
 import { parseValue, StateCorruptError } from './stored.js';
 
 /**
- * The record mirror: what later work reads of the last canonical contacts and invoices seen, per tenant (one HASH
- * per entity, field = platform id). Durable state, not a cache: a miss is not filled from the platform on demand,
- * and the sync and the calls depend on what it holds (a full run refills it). Its keys keep their first kind,
- * `cache` (`<base>:cache:{<t>}:<entity>`), so deployed data stays readable.
+ * The record mirror: what later work reads of the last canonical contacts and invoices seen, per tenant: the
+ * second segment of each packed record (src/state/packed.ts). Durable state, not a cache: a miss is not filled
+ * from the platform on demand, and the sync and the calls depend on what it holds (a full run refills it). The
+ * mirror versions before packed records kept (one HASH per entity, `<base>:cache:{<t>}:<entity>`) is read where
+ * an id is not packed yet and moved on write.
  * Serves what the service cannot answer cheaply: an invoice's balance after a payment changes (the invoice is
  * pushed again from here, so it keeps every field of the push), and the selection of overdue invoices for call
  * campaigns (a contact's names, phone, deleted flag and uuid: nothing else of a contact is read).
  *
- * Values (README decision "lean state values"): a JSON array in a fixed order, absent values null and trailing
- * ones left off, the uuid compact, dates as day numbers, `updatedAt` as milliseconds. A JSON object (what versions
- * before lean state wrote) is read too; such an entry is rewritten in the compact form the next time it is put.
+ * Values (README decision "lean state values"): cells in a fixed order (`pack` below), absent values null and
+ * trailing ones left off, the uuid as 16 bytes or shared with the id map, dates as day numbers, `updatedAt` as
+ * milliseconds. A JSON array or object (what versions before wrote) is read too; such an entry is rewritten in
+ * the packed form the next time it is put.
  */
 export const mirroredContactSchema = contactRecordSchema
   .pick({ id: true, name: true, nameAr: true, firstName: true, lastName: true, phoneNumber: true, deleted: true })
