@@ -133,7 +133,7 @@ local function badd(bk, id, v)
   bk.vals[id] = v
 end
 local function pmap(spec)
-  local m = { olds = {}, cache = {}, dirty = {}, changed = false }
+  local m = { olds = {}, cache = {}, dirty = {}, changed = false, moved = {} }
   for part in string.gmatch(spec, '[^,]+') do
     local idx, kind = string.match(part, '^(%d+)(%a?)$')
     if not idx then error('bad packed-map spec ' .. spec) end
@@ -183,10 +183,10 @@ local function ldec(key, id, s)
   end
   return out
 end
--- The record as the old hashes hold it (nil: in none); with move, deleted from them.
-local function legacy(m, id, move)
+-- The record as the old hashes hold it (nil: in none), and where it was found ({ key, id } pairs).
+local function legacy(m, id)
   if #m.olds == 0 then return nil end
-  local t, any = { false, false, false }, false
+  local t, any, found = { false, false, false }, false, {}
   for _, o in ipairs(m.olds) do
     local raw = redis.call('HGET', o.key, id)
     if raw then
@@ -208,11 +208,11 @@ local function legacy(m, id, move)
         t[3] = lenc(l)
         if t[3] == '' then t[3] = false end
       end
-      if move then redis.call('HDEL', o.key, id) end
+      found[#found + 1] = { o.key, id }
     end
   end
   if not any then return nil end
-  return t
+  return t, found
 end
 -- An id-map segment's parts: flags, uuid, hash.
 local function idparts(key, id, s)
@@ -243,7 +243,7 @@ local function rget(m, id)
   local k = pk(id)
   local v = bucket(m, addr(m, k)).vals[k]
   if v then return segs(m.key, id, v) end
-  return legacy(m, id, false)
+  return (legacy(m, id))
 end
 local function redit(m, id)
   local k = pk(id)
@@ -255,12 +255,21 @@ local function redit(m, id)
     h.t = segs(m.key, id, v)
     h.was = { h.t[1] ~= false, h.t[2] ~= false, h.t[3] ~= false }
   else
-    h.t = legacy(m, id, true) or { false, false, false }
+    local t, found = legacy(m, id)
+    h.t = t or { false, false, false }
+    h.found = found
     h.was = { false, false, false }
   end
   return h
 end
+-- Stores an edit. The old hashes' entries it was read from are deleted by pflush, after the packed buckets are
+-- written (a script that fails before, on a corrupt value further on, has written nothing: Redis does not roll a
+-- script back), and only for records saved (an edit left unsaved leaves them where they are).
 local function rsave(m, h)
+  if h.found then
+    for _, kv in ipairs(h.found) do m.moved[#m.moved + 1] = kv end
+    h.found = nil
+  end
   for k = 1, 3 do
     local now = h.t[k] ~= false and h.t[k] ~= nil
     if now ~= h.was[k] then m.c[k] = m.c[k] + (now and 1 or -1) end
@@ -308,7 +317,9 @@ local function pflush(m)
   flat[#flat + 1] = m.n0 .. ' ' .. m.split .. ' ' .. m.n .. ' ' .. m.c[1] .. ' ' .. m.c[2] .. ' ' .. m.c[3]
   chunked('HSET', m.key, flat, 2)
   if #gone > 0 then chunked('HDEL', m.key, gone) end
+  for _, kv in ipairs(m.moved) do redis.call('HDEL', kv[1], kv[2]) end
   m.dirty = {}
+  m.moved = {}
   m.changed = false
 end
 `;

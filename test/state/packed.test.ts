@@ -115,6 +115,25 @@ describe('packed records', () => {
     );
   });
 
+  it('a script that fails on a corrupt old entry has moved nothing (Redis does not roll a script back)', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const ledger = new PaymentLedger(redis, prefix);
+    await redis.hset(s.oldKey('acme', 'contacts'), 'c1', `${uuidOf(1)}|`, 'c2', 'no-separator');
+    await expect(s.setMany('acme', 'contacts', [{ id: 'c1', hash: hashOf(1) }, { id: 'c2', hash: hashOf(2) }])).rejects.toThrow(/c2/);
+    expect(await redis.hget(s.oldKey('acme', 'contacts'), 'c1')).toBe(`${uuidOf(1)}|`);
+    expect(await s.get('acme', 'contacts', 'c1')).toEqual({ uuid: uuidOf(1) });
+    // An edit left unsaved (the payment already in the invoice's old list) leaves the invoice's old entries.
+    const [pay, inv] = ledger.keysOf('acme') as [string, string];
+    await redis.hset(pay, 'p1', '0|5|i1');
+    await redis.hset(inv, 'i1', '["p1"]');
+    await redis.hset(s.oldKey('acme', 'invoices'), 'i1', `${uuidOf(3)}|`);
+    await ledger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 6, deleted: false }]);
+    expect(await ledger.totals('acme', ['i1'])).toEqual(new Map([['i1', 6]]));
+    expect(await s.get('acme', 'invoices', 'i1')).toEqual({ uuid: uuidOf(3) });
+    expect(await redis.hget(inv, 'i1')).toBe('["p1"]');
+  });
+
   it('keeps the id map, mirror and ledger of a record in one value, each store to its own segment', async () => {
     const prefix = testPrefix();
     const ids = new RecordStateStore(redis, prefix);
