@@ -23,7 +23,7 @@
  * them from the old hashes in the same script: an entry is always in exactly one place.
  */
 import type { Redis } from 'ioredis';
-import type { Entity } from '../glossary.js';
+import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
 import { LUA_HELPERS, stateScript } from './script.js';
 import { StateCorruptError } from './stored.js';
@@ -507,6 +507,59 @@ export async function* scanRecords(
     }
     if (batch.length > 0) yield batch;
   }
+}
+
+/** ARGV: the map's spec, then ids: each id's entries in the old hashes move into its packed value. */
+const PACK = stateScript(`${PACKED_PRELUDE}
+local m = pmap(ARGV[1])
+local n = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local h = redit(m, id)
+  if h.had then
+    -- Already packed (written since): the packed value is the newer; an old entry left behind only goes.
+    local _, found = legacy(m, id)
+    for _, kv in ipairs(found or {}) do m.moved[#m.moved + 1] = kv end
+    if found then m.changed = true end
+  elseif h.found then
+    rsave(m, h)
+    n = n + 1
+  end
+end
+pflush(m)
+return n
+`);
+
+/**
+ * Moves a tenant's entries of the hashes versions before packed records kept (`ids`, `cache`, `ledger`) into its
+ * packed records, in batches of `batch` ids (HSCAN of each old hash, one script per batch: each id's entries
+ * move together and leave the old hashes in the same script). Idempotent and resumable: what moved is gone from
+ * the old hashes. With `apply` false, counts the entries instead. Returns the old hashes' entries it found.
+ */
+export async function packOldEntries(redis: Redis, prefix: string, tenant: string, apply: boolean, batch = 500): Promise<number> {
+  let n = 0;
+  for (const entity of ENTITIES) {
+    const map = packedMap(prefix, tenant, entity);
+    for (const [old] of oldKeys(prefix, tenant, entity)) {
+      if (!apply) {
+        n += await redis.hlen(old);
+        continue;
+      }
+      // Entries leave as they move: scan until the hash is gone (a write of the worker may move some meanwhile).
+      for (let pass = 0; pass < 100 && (await redis.exists(old)) === 1; pass += 1) {
+        let cursor = '0';
+        do {
+          const [next, flat] = await redis.hscan(old, cursor, 'COUNT', batch);
+          cursor = next;
+          const ids = flat.filter((_, i) => i % 2 === 0);
+          if (ids.length === 0) continue;
+          n += ids.length;
+          await PACK.run(redis, map.keys, [map.spec, ...ids]);
+        } while (cursor !== '0');
+      }
+    }
+  }
+  return n;
 }
 
 /** KEYS: a packed map, an old hash. ARGV: a segment. Records holding it: packed, and in the old hash. */

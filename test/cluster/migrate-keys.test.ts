@@ -123,17 +123,21 @@ describe('upgrading from the layout before issue 13', () => {
     expect(JSON.parse(part.stdout)).toMatchObject({ applied: true, moved: 3, stopped: true, oldQueueJobs: { sync: { waiting: 1, delayed: 1, active: 0 } } });
     const rest = cli(['migrate-keys', '--yes', '--json']);
     expect(rest.code, rest.stderr).toBe(0);
-    const restReport = JSON.parse(rest.stdout) as { moved: number; stopped: boolean; shortLived: number };
+    const restReport = JSON.parse(rest.stdout) as { moved: number; stopped: boolean; shortLived: number; entriesPacked: number };
     expect(restReport.stopped).toBe(false);
+    expect(restReport.entriesPacked).toBeGreaterThan(40);
     // The rate-limit counter; the run lock too when its release came after the run's end was recorded.
     expect(restReport.shortLived).toBeGreaterThanOrEqual(1);
     expect(restReport.moved).toBeGreaterThan(5);
     const again = cli(['migrate-keys', '--yes', '--json']);
-    expect(JSON.parse(again.stdout)).toMatchObject({ moved: 0, already: 0 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ moved: 0, already: 0, entriesPacked: 0 });
 
     const after = await allKeys();
     expect(after.filter((k) => k.startsWith(`${p}:`) && /:acme(:|$)/.test(k))).toEqual([]);
-    expect(after).toContain(`${b}:ids:{acme}:contacts`);
+    // The old id maps, mirrors and ledgers were packed into the tenant's packed records, and are gone.
+    expect(after).toContain(`${b}:rec:{acme}:contacts`);
+    expect(after).not.toContain(`${b}:ids:{acme}:contacts`);
+    expect(after.filter((k) => ['ids', 'cache', 'ledger'].some((kind) => k.startsWith(`${b}:${kind}:{acme}`)))).toEqual([]);
     expect(after).toContain(`${b}:cursors:{acme}`);
     expect(after).toContain(`${p}:ids:ghost:contacts`);
     expect(await rig.app.redis.get(`${b}:calls:ledger:{acme}:${NUMBER}`)).toMatch(/"state":"called"/);

@@ -11,6 +11,7 @@ import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oaut
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { RedisLock } from '../../src/redis/lock.js';
 import { createStateStores } from '../../src/state/index.js';
+import { packOldEntries } from '../../src/state/packed.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
 
 export interface Owners {
@@ -36,6 +37,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await s.records.count(tenant, 'contacts');
   for await (const batch of s.records.scan(tenant, 'contacts')) expect(batch.length).toBeGreaterThan(0);
   await s.records.clearHashes(tenant);
+  expect(await packOldEntries(redis, p, tenant, true)).toBe(1);
   const mirror = new RecordMirror(redis, p);
   await mirror.putMany(tenant, 'contacts', [{ id: 'c1', name: 'n', deleted: false, uuid: 'u1' }]);
   await mirror.getMany(tenant, 'contacts', ['c1']);

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { LOAD, packedCounts, scanRecords } from '../../src/state/packed.js';
+import { LOAD, packedCounts, packOldEntries, scanRecords } from '../../src/state/packed.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';
@@ -132,6 +132,29 @@ describe('packed records', () => {
     expect(await ledger.totals('acme', ['i1'])).toEqual(new Map([['i1', 6]]));
     expect(await s.get('acme', 'invoices', 'i1')).toEqual({ uuid: uuidOf(3) });
     expect(await redis.hget(inv, 'i1')).toBe('["p1"]');
+  });
+
+  it('packOldEntries moves every old entry into packed records: a dry run counts, a rerun finds nothing', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const ledger = new PaymentLedger(redis, prefix);
+    const [pay, inv] = ledger.keysOf('acme') as [string, string];
+    for (let i = 0; i < 1200; i += 1) await redis.hset(s.oldKey('acme', 'invoices'), `i${i}`, `${uuidOf(i)}|${hashOf(i)}`);
+    await redis.hset(pay, 'p1', '0|5|i1');
+    await redis.hset(inv, 'i1', '["p1"]');
+    // One left behind by a write since (the packed value is the newer): it only goes.
+    await s.setMany('acme', 'contacts', [{ id: 'c1', uuid: uuidOf(9) }]);
+    await redis.hset(s.oldKey('acme', 'contacts'), 'c1', `${uuidOf(8)}|`);
+    expect(await packOldEntries(redis, prefix, 'acme', false)).toBe(1203);
+    expect(await redis.hlen(s.oldKey('acme', 'invoices'))).toBe(1200);
+    // i1's ledger entry moves with its id-map entry (one record, one value): 1,202 ids seen.
+    expect(await packOldEntries(redis, prefix, 'acme', true, 100)).toBe(1202);
+    for (const k of [s.oldKey('acme', 'invoices'), s.oldKey('acme', 'contacts'), pay, inv]) expect(await redis.exists(k)).toBe(0);
+    expect(await s.count('acme', 'invoices')).toBe(1200);
+    expect(await s.get('acme', 'invoices', 'i1')).toEqual({ uuid: uuidOf(1), hash: hashOf(1) });
+    expect(await s.get('acme', 'contacts', 'c1')).toEqual({ uuid: uuidOf(9) });
+    expect(await ledger.totals('acme', ['i1'])).toEqual(new Map([['i1', 5]]));
+    expect(await packOldEntries(redis, prefix, 'acme', true)).toBe(0);
   });
 
   it('keeps the id map, mirror and ledger of a record in one value, each store to its own segment', async () => {

@@ -20,11 +20,17 @@ export function registerMigrateKeys(program: Command): void {
       const rt = await openRuntime('producer');
       try {
         const tenants = rt.app.tenants().map((t) => t.id);
-        const report = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, queues: Object.values(QUEUES), ...(limit !== undefined ? { limit } : {}) });
+        const moved = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, queues: Object.values(QUEUES), ...(limit !== undefined ? { limit } : {}) });
+        // Then each tenant's records into packed records (README decision 40): entries of the old id map, mirror
+        // and ledger hashes; a worker moves them too, as it writes them. Not after a stop at --limit.
+        const { packOldEntries } = await import('../../state/packed.js');
+        let entries = 0;
+        if (!moved.stopped) for (const t of tenants) entries += await packOldEntries(rt.app.redis, rt.env.KEY_PREFIX, t, moved.applied);
+        const report = { ...moved, ...(moved.applied ? { entriesPacked: entries } : { entriesToPack: entries }) };
         if (o.json) return out(JSON.stringify(report, null, 2));
         const others = Object.entries(report.otherTenants);
-        if (report.applied) out(`moved ${report.moved} keys; ${report.already} were already moved`);
-        else out(`would move ${report.wouldMove} keys (${report.already} already moved); add --yes to move them`);
+        if (report.applied) out(`moved ${report.moved} keys; ${report.already} were already moved; packed ${entries} entries of old id maps, mirrors and ledgers into packed records`);
+        else out(`would move ${report.wouldMove} keys (${report.already} already moved) and pack ${entries} entries of old id maps, mirrors and ledgers (besides those in keys to move); add --yes to move them`);
         for (const [owner, n] of Object.entries(report.byOwner)) out(`  ${owner}: ${n}`);
         if (report.shortLived > 0) out(`left to expire: ${report.shortLived} short-lived keys (locks, rate limits, token protocol)`);
         if (others.length > 0) out(`left in place, not in the tenants file: ${others.map(([t, n]) => `${t} (${n})`).join(', ')}`);
