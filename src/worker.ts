@@ -18,6 +18,16 @@ import { startWebhooks, type WebhookServer } from './webhooks/index.js';
 import { RedisLock } from './redis/lock.js';
 
 type QueueKey = keyof typeof QUEUES;
+
+/** A queue this process works: its current BullMQ worker, the jobs it runs, when it last started or ended one. */
+interface Slot {
+  readonly queue: QueueKey;
+  worker: Worker;
+  inFlight: number;
+  progressAt: number;
+  /** Since when jobs have waited (or been due) at every check, while this worker had a free slot. */
+  backlogSince?: number | undefined;
+}
 const ALL_QUEUES: readonly QueueKey[] = ['sync', 'schedule', 'refreshToken', 'calls'];
 
 /**
@@ -122,11 +132,95 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const metrics = app.metrics;
   const processors = createProcessors(app, shutdown.signal);
   const concurrency: Record<QueueKey, number> = { sync: options.concurrency ?? env.WORKER_CONCURRENCY, schedule: 4, refreshToken: 8, calls: 4 };
+  // One slot per queue: its BullMQ worker (replaced when wedged, decision 46), the jobs its processor is running,
+  // and when it last started or ended one.
+  const slots: Slot[] = [];
+  const startBullWorker = (slot: Slot): Worker => {
+    const settings = RESUMABLE.has(slot.queue) ? resumable : { connection };
+    const run = processors[slot.queue]();
+    const counted = async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
+      slot.inFlight += 1;
+      slot.progressAt = Date.now();
+      try {
+        return await run(job, token, signal);
+      } finally {
+        slot.inFlight -= 1;
+        slot.progressAt = Date.now();
+      }
+    };
+    const worker = new Worker(QUEUES[slot.queue], counted, { ...settings, prefix: queuePrefix(env.KEY_PREFIX, QUEUES[slot.queue]), concurrency: concurrency[slot.queue] });
+    track(worker, QUEUES[slot.queue]);
+    return worker;
+  };
   for (const queue of ALL_QUEUES) {
     if (!want.has(queue)) continue;
-    const settings = RESUMABLE.has(queue) ? resumable : { connection };
-    track(new Worker(QUEUES[queue], processors[queue](), { ...settings, prefix: queuePrefix(env.KEY_PREFIX, QUEUES[queue]), concurrency: concurrency[queue] }), QUEUES[queue]);
+    const slot: Slot = { queue, worker: undefined as unknown as Worker, inFlight: 0, progressAt: Date.now() };
+    slot.worker = startBullWorker(slot);
+    slots.push(slot);
   }
+
+  // The wedge watchdog (decision 46). After a Redis Cluster master's restart a BullMQ worker can stay parked in its
+  // blocking wait for good (bullmq #3088, #2964, #4138: isRunning() true, the blocking connection "ready", no job
+  // taken, waiting and due delayed jobs left alone). Seen from outside: jobs wait while the worker has a free slot
+  // and starts none. Such a worker is closed (force: its jobs in flight keep their run locks and finish or are
+  // taken over, as after a kill) and a new one with the same processor takes its place.
+  const wedgeMs = env.WORKER_WEDGE_S * 1000;
+  let closingAll = false;
+  const backlogOf = async (queue: QueueKey): Promise<string | undefined> => {
+    const q = app.queues[queue];
+    const counts = await q.getJobCounts('waiting', 'prioritized');
+    const waiting = (counts['waiting'] ?? 0) + (counts['prioritized'] ?? 0);
+    if (waiting > 0) return `${waiting} jobs waiting`;
+    // BullMQ scores a delayed job by its due time × 0x1000 (+ a counter).
+    const first = await app.redis.zrange(q.toKey('delayed'), 0, 0, 'WITHSCORES');
+    const dueAt = first[1] === undefined ? undefined : Math.floor(Number(first[1]) / 0x1000);
+    return dueAt !== undefined && dueAt < Date.now() - 1_000 ? `a delayed job due ${Math.round((Date.now() - dueAt) / 1000)} s ago` : undefined;
+  };
+  const replace = (slot: Slot, why: string): void => {
+    const old = slot.worker;
+    const name = QUEUES[slot.queue];
+    logger.warn({ queue: name, reason: 'wedged', why, idleForS: Math.round((Date.now() - slot.progressAt) / 1000), jobsInFlight: slot.inFlight }, 'worker wedged: jobs wait but it takes none; replacing it in-process');
+    metrics?.workerReplacements.inc({ queue: name, reason: 'wedged' });
+    // Closing a wedged worker may itself hang on its blocking connection: it is not waited for.
+    void old.close(true).catch(() => undefined);
+    slot.worker = startBullWorker(slot);
+    slot.progressAt = Date.now();
+    const i = workers.indexOf(old);
+    if (i >= 0) workers.splice(i, 1);
+  };
+  const checkEveryMs = Math.max(1_000, Math.min(5_000, Math.floor(wedgeMs / 4)));
+  let checking = false;
+  const checkWedged = async (): Promise<void> => {
+    if (checking || closingAll) return;
+    checking = true;
+    try {
+      for (const slot of slots) {
+        // Busy (every slot taken) or a job started or ended lately: not wedged.
+        if (slot.inFlight >= concurrency[slot.queue] || Date.now() - slot.progressAt < checkEveryMs) {
+          slot.backlogSince = undefined;
+          continue;
+        }
+        let why: string | undefined;
+        try {
+          why = app.outage.down ? undefined : await backlogOf(slot.queue);
+        } catch {
+          why = undefined; // Redis away: the outage log speaks for it
+        }
+        const now = Date.now();
+        if (why === undefined) slot.backlogSince = undefined;
+        else slot.backlogSince ??= now;
+        // Jobs have waited (or been due) all along for WORKER_WEDGE_S, and the worker started none meanwhile.
+        if (why !== undefined && !closingAll && now - (slot.backlogSince ?? now) >= wedgeMs && now - slot.progressAt >= wedgeMs) {
+          slot.backlogSince = undefined;
+          replace(slot, why);
+        }
+      }
+    } finally {
+      checking = false;
+    }
+  };
+  const watchdog = setInterval(() => void checkWedged(), checkEveryMs);
+  watchdog.unref();
 
   // A changed tenants file is applied all or nothing: it is checked whole, its schedules are put in place, and only
   // then do its tenants replace the running ones. Otherwise the previous tenants and schedules stay, and the log
@@ -235,6 +329,8 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
       closing ??= (async () => {
         if (tenantsFile) unwatchFile(tenantsFile);
         clearInterval(housekeeping);
+        closingAll = true;
+        clearInterval(watchdog);
         // No more events accepted; those kept already have their jobs.
         await webhooks?.close();
         shutdown.abort(new Error('shutting down'));

@@ -89,6 +89,11 @@ export const envSchema = z.object({
   REDIS_DOWN_LOG_EVERY_S: int(300, 1, 86_400),
   /** How long a job (and a tenant's run lock) stays owned by a worker that stopped answering (crash, kill -9). */
   JOB_LOCK_MS: int(30_000, 1_000, 600_000),
+  /**
+   * A BullMQ worker with a free slot that takes no job for this long while jobs of its queue wait (or are due) is
+   * wedged: it is closed and replaced in-process (decision 46).
+   */
+  WORKER_WEDGE_S: int(60, 5, 3_600),
   /** Dead letters whose last attempt is older than this many days are dropped (0 = kept until pushed or cleared). */
   DEAD_LETTER_MAX_AGE_DAYS: int(90, 0, 3650),
   /** Runs kept per tenant in the run history (`status`, `runs`); starting a run drops the oldest beyond it. */

@@ -41,6 +41,8 @@ export interface Metrics {
    * 429), duplicate (an event already kept), then the worker's settled, unmatched or unchanged.
    */
   webhookEvents: OutcomeCounter<'tenant' | 'outcome'>;
+  /** BullMQ workers this process replaced because they had stopped taking jobs (decision 46), by queue and reason. */
+  workerReplacements: Counter<'queue' | 'reason'>;
 }
 
 /** `deadLettered` → `dead_lettered`; words already in snake_case or lower case stay as they are. */
@@ -64,6 +66,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
   }).set({ version: options.version ?? packageVersion(), node: process.version }, 1);
   return {
     registry,
+    workerReplacements: new Counter({
+      name: 'collections_sync_worker_replacements_total',
+      help: 'BullMQ workers replaced in-process because jobs waited while they took none, by queue and reason',
+      labelNames: ['queue', 'reason'],
+      registers: r,
+    }),
     jobs: outcomeCounter(new Counter({ name: 'collections_sync_jobs_total', help: 'Jobs ended, by queue and outcome', labelNames: ['queue', 'outcome'], registers: r })),
     runs: outcomeCounter(new Counter({ name: 'collections_sync_runs_total', help: 'Sync runs ended, by tenant and outcome', labelNames: ['tenant', 'outcome'], registers: r })),
     runSeconds: new Histogram({
