@@ -15,12 +15,13 @@ export interface ChildWorker {
 
 export function spawnWorker(env: Record<string, string>): ChildWorker {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
-    env: { ...process.env, OPS_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    // CRASH_LOG_LEVEL: the workers' log level (warn), e.g. info to follow a crash test run by run.
+    env: { ...process.env, OPS_PORT: '0', LOG_LEVEL: process.env['CRASH_LOG_LEVEL'] ?? 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
+  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-200_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     process: child,
