@@ -14,6 +14,7 @@ import {
   TransientError,
   ValidationError,
 } from './errors.js';
+import { fastCheckOf } from './fast-check.js';
 import type { HttpResponse } from './http.js';
 import { validationErrorSchema } from './schemas.js';
 import type { AuthRejectReason } from './token-provider.js';
@@ -57,7 +58,11 @@ export function errorFromResponse(route: string, res: HttpResponse, idempotent: 
   return new CollectionsError({ code: 'COLLECTIONS_HTTP', retryable: false, message: `${route}: unexpected status ${status}`, route, status, body });
 }
 
-/** A 2xx body through `schema`; a body that is not JSON or does not match is a BadResponseError. */
+/**
+ * A 2xx body through `schema`; a body that is not JSON or does not match is a BadResponseError. The schema's
+ * quick check (fast-check.ts) passes the common answer without zod's parse; anything it does not pass is parsed
+ * with zod, which gives the value or the issues naming the fields.
+ */
 export function parseBody<T extends z.ZodType>(route: string, res: HttpResponse, schema: T): z.infer<T> {
   let value: unknown;
   try {
@@ -65,6 +70,7 @@ export function parseBody<T extends z.ZodType>(route: string, res: HttpResponse,
   } catch (err) {
     throw new BadResponseError({ route, status: res.status, issues: [{ path: [], message: 'not JSON', code: 'invalid_json' }], body: res.text, cause: err });
   }
+  if (fastCheckOf(schema)?.(value) === true) return value as z.infer<T>;
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.map((k) => (typeof k === 'number' ? k : String(k))), message: i.message, code: i.code }));
