@@ -8,6 +8,7 @@
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { wasChecked } from './checked.js';
 import { AbortedError, AuthError, CollectionsError, TransientError, ValidationError } from './errors.js';
 import { createAgent, DEFAULT_TIMEOUTS, send, type HttpMethod, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
 import { authReason, errorFromResponse, looseBody, parseBody } from './responses.js';
@@ -303,8 +304,12 @@ export class CollectionsClient {
   }
 }
 
-/** `value` through a request schema, or a local ValidationError shaped like the service's 422. */
+/**
+ * `value` through a request schema, or a local ValidationError shaped like the service's 422. A body the mapper
+ * already checked against this schema (frozen since; checked.ts) is not checked again.
+ */
 function check<S extends z.ZodType>(route: string, schema: S, value: unknown, where: 'body' | 'query', rename?: (k: PropertyKey) => string | number): z.output<S> {
+  if (wasChecked(schema, value)) return value as z.output<S>;
   const r = schema.safeParse(value);
   if (!r.success) throw new ValidationError({ route, detail: toValidationDetail(reportedIssues(schema, value), where, rename), local: true });
   return r.data;

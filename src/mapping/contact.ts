@@ -25,6 +25,7 @@ import {
   type ContactUpdate,
   type SecondaryContact,
 } from '../collections/schemas.js';
+import { markChecked } from '../collections/checked.js';
 import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
 import { checkEmail, checkString, takeOptional, withNulls, type DroppedField } from './fields.js';
 import { reportedIssues } from '../zod-issues.js';
@@ -66,10 +67,11 @@ export function mapContact(rec: ContactRecord): ContactMapperResult {
   body['hasErrors'] = dropped.length > 0;
   if (dropped.length > 0) body['errorDetail'] = errorDetailOf(dropped);
 
-  // A safety net: what we send must pass the service's own request schema.
+  // A safety net: what we send must pass the service's own request schema. The body is frozen and marked checked,
+  // so the client sends a create without checking it again (checked.ts).
   const parsed = contactCreateSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(contactCreateSchema, body)) };
-  return { kind: 'push', body: parsed.data, dropped };
+  return { kind: 'push', body: markChecked(contactCreateSchema, parsed.data), dropped };
 }
 
 /** The optional fields of a person (secondary contact) the mapper fills; an update clears the absent ones. */

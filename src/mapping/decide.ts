@@ -18,7 +18,7 @@ import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../platforms/r
 import { contactUpdateBody, mapContact } from './contact.js';
 import { contentHash } from './content-hash.js';
 import { withNulls, type DroppedField } from './fields.js';
-import { INVOICE_TEXT_FIELDS, mapInvoice } from './invoice.js';
+import { buildInvoiceBody, checkInvoiceBody, INVOICE_TEXT_FIELDS } from './invoice.js';
 import { mapPayment } from './payment.js';
 import type { MapperPush, MapperReject, MapperSkip } from './result.js';
 
@@ -117,18 +117,22 @@ export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, payments
     if ((rec.status === 'VOIDED' || rec.deleted) && known?.uuid === undefined) return { kind: 'skip', reason: 'stopped' };
     return { kind: 'pending', waitingFor: rec.contactId };
   }
-  const mapped = mapInvoice(rec, {
+  const built = buildInvoiceBody(rec, {
     contactUuid,
     ...(known?.uuid === undefined ? {} : { uuid: known.uuid }),
     ...(paymentsTotal === undefined ? {} : { paymentsTotal }),
   });
-  if (mapped.kind === 'skip') return mapped;
-  if (mapped.kind === 'reject') return deadLetter(mapped);
-  const { body, dropped } = mapped;
-  // The hash leaves `uuid` out (canonical JSON skips an undefined value: no copy without it when there is none).
-  const hash = contentHash(body.uuid === undefined ? body : { ...body, uuid: undefined });
-  // Nulls on every push, a create too: the create-update may match an invoice the service already holds.
-  return byIdMap({ kind: 'push', body: withNulls(body, INVOICE_TEXT_FIELDS), dropped }, hash, known);
+  if (built.kind === 'skip') return built;
+  if (built.kind === 'reject') return deadLetter(built);
+  const { body, dropped } = built;
+  // Nulls on every push, a create too: the create-update may match an invoice the service already holds. The
+  // body sent is checked against the request schema here, once (the client does not check it again).
+  const checked = checkInvoiceBody(withNulls(body, INVOICE_TEXT_FIELDS), dropped);
+  if (checked.kind === 'reject') return deadLetter(checked);
+  // The hash is of the body without its nulls and without `uuid` (canonical JSON skips an undefined value: no copy
+  // without it when there is none).
+  const hash = contentHash(body['uuid'] === undefined ? body : { ...body, uuid: undefined });
+  return byIdMap(checked, hash, known);
 }
 
 export function decidePayment(rec: PaymentRecord, known: IdMapEntry | undefined): PaymentDecision {

@@ -17,6 +17,7 @@
  *   when cut) are left out. Either way the field is listed in `dropped`, which the run report names.
  */
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
+import { markChecked } from '../collections/checked.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
 import { checkString, cutText, takeOptional, type DroppedField } from './fields.js';
 import { reportedIssues } from '../zod-issues.js';
@@ -40,6 +41,16 @@ const TEXT_FIELDS = { reference: 'drop', notes: 'cut', description: 'cut', purch
 export const INVOICE_TEXT_FIELDS = Object.keys(TEXT_FIELDS) as (keyof typeof TEXT_FIELDS)[];
 
 export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapperResult {
+  const built = buildInvoiceBody(rec, ctx);
+  if (built.kind !== 'push') return built;
+  return checkInvoiceBody(built.body, built.dropped);
+}
+
+/**
+ * What `mapInvoice` does before its check against the request schema: the body built, not checked yet (the
+ * sync's decision checks the body it sends, with its nulls, once: `checkInvoiceBody`).
+ */
+export function buildInvoiceBody(rec: InvoiceRecord, ctx: InvoiceContext): MapperPush<Record<string, unknown>> | MapperSkip<'draft'> | MapperReject {
   if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
 
   const number = checkString(rec.number);
@@ -66,9 +77,17 @@ export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapp
     } else takeOptional(body, field, text, field, dropped);
   }
 
+  return { kind: 'push', body, dropped };
+}
+
+/**
+ * A safety net: what we send must pass the service's own request schema. The body that passes is frozen and
+ * marked checked, so the client sends it without checking it again (checked.ts).
+ */
+export function checkInvoiceBody(body: Record<string, unknown>, dropped: DroppedField[]): MapperPush<InvoiceUpsert> | MapperReject {
   const parsed = invoiceUpsertSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(invoiceUpsertSchema, body)) };
-  return { kind: 'push', body: parsed.data, dropped };
+  return { kind: 'push', body: markChecked(invoiceUpsertSchema, parsed.data), dropped };
 }
 
 /** The outstanding amount of an AUTHORISED invoice (see the decisions above). */
