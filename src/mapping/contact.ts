@@ -45,6 +45,15 @@ export interface SyncErrorDetail {
 const OPTIONAL_STRINGS = CONTACT_STRING_FIELDS.filter((f) => f !== 'name');
 
 export function mapContact(rec: ContactRecord): ContactMapperResult {
+  const built = buildContactBody(rec);
+  return built.kind === 'push' ? checkContactBody(built.body, built.dropped) : built;
+}
+
+/**
+ * What `mapContact` does before its check against the request schema: the body built, not checked yet (a
+ * decision checks only a body it sends: `checkContactBody`).
+ */
+export function buildContactBody(rec: ContactRecord): MapperPush<Record<string, unknown>> | MapperReject {
   const name = checkString(rec.name);
   if (name.kind !== 'ok') return { kind: 'reject', reason: `name: ${name.kind === 'bad' ? name.reason : 'required'}` };
 
@@ -67,8 +76,14 @@ export function mapContact(rec: ContactRecord): ContactMapperResult {
   body['hasErrors'] = dropped.length > 0;
   if (dropped.length > 0) body['errorDetail'] = errorDetailOf(dropped);
 
-  // A safety net: what we send must pass the service's own request schema. The body is frozen and marked checked,
-  // so the client sends a create without checking it again (checked.ts).
+  return { kind: 'push', body, dropped };
+}
+
+/**
+ * A safety net: what we send must pass the service's own request schema. The body that passes is frozen and
+ * marked checked, so the client sends a create without checking it again (checked.ts).
+ */
+export function checkContactBody(body: Record<string, unknown>, dropped: DroppedField[]): ContactMapperResult {
   const parsed = contactCreateSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(contactCreateSchema, body)) };
   return { kind: 'push', body: markChecked(contactCreateSchema, parsed.data), dropped };

@@ -15,7 +15,7 @@
  */
 import type { ContactCreate, ContactUpdate, InvoiceUpsert, PaymentUpdate } from '../collections/schemas.js';
 import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../platforms/records.js';
-import { contactUpdateBody, mapContact } from './contact.js';
+import { buildContactBody, checkContactBody, contactUpdateBody } from './contact.js';
 import { contentHash } from './content-hash.js';
 import { withNulls, type DroppedField } from './fields.js';
 import { buildInvoiceBody, checkInvoiceBody, INVOICE_TEXT_FIELDS } from './invoice.js';
@@ -103,9 +103,14 @@ export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined)
   // Not a customer on its platform and not in the service: nobody to collect from (a Xero supplier). A contact a
   // receivable invoice needs comes as a customer (jobs/sync); one in the service stays and is kept up to date.
   if (rec.customer === false && known?.uuid === undefined) return { kind: 'skip', reason: 'not a customer' };
-  const mapped = mapContact(rec);
+  const built = buildContactBody(rec);
+  if (built.kind === 'reject') return deadLetter(built);
+  const hash = contentHash(built.body);
+  // Unchanged: nothing is sent, so the body is not checked (it was when this content was pushed).
+  if (known?.uuid !== undefined && known.hash === hash) return { kind: 'unchanged', uuid: known.uuid, body: built.body as ContactCreate, hash };
+  const mapped = checkContactBody(built.body, built.dropped);
   if (mapped.kind === 'reject') return deadLetter(mapped);
-  const decision = byIdMap(mapped, contentHash(mapped.body), known);
+  const decision = byIdMap(mapped, hash, known);
   if (decision.kind !== 'update') return decision;
   return { ...decision, body: contactUpdateBody(decision.body, decision.uuid) };
 }
@@ -125,13 +130,16 @@ export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, payments
   if (built.kind === 'skip') return built;
   if (built.kind === 'reject') return deadLetter(built);
   const { body, dropped } = built;
-  // Nulls on every push, a create too: the create-update may match an invoice the service already holds. The
-  // body sent is checked against the request schema here, once (the client does not check it again).
-  const checked = checkInvoiceBody(withNulls(body, INVOICE_TEXT_FIELDS), dropped);
-  if (checked.kind === 'reject') return deadLetter(checked);
   // The hash is of the body without its nulls and without `uuid` (canonical JSON skips an undefined value: no copy
   // without it when there is none).
   const hash = contentHash(body['uuid'] === undefined ? body : { ...body, uuid: undefined });
+  // Nulls on every push, a create too: the create-update may match an invoice the service already holds.
+  const sent = withNulls(body, INVOICE_TEXT_FIELDS);
+  // Unchanged: nothing is sent, so the body is not checked (it was when this content was pushed). Otherwise the
+  // body sent is checked against the request schema here, once (the client does not check it again).
+  if (known?.uuid !== undefined && known.hash === hash) return { kind: 'unchanged', uuid: known.uuid, body: sent as InvoiceUpsert, hash };
+  const checked = checkInvoiceBody(sent, dropped);
+  if (checked.kind === 'reject') return deadLetter(checked);
   return byIdMap(checked, hash, known);
 }
 
