@@ -64,6 +64,9 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
     ),
   );
   if (updated.length > 0) await stores.deadLetters.remove(ctx.tenant, updated.map((id) => ({ entity: 'payments' as const, platformId: id })));
+  // An invoice still being pushed by this run (the invoice listing's last pages) read its balance before these
+  // payments were in the ledger: it is pushed again once its page ends (and mirrored).
+  await ctx.whenPushed('invoices', touchedInvoices);
   await refreshInvoices(ctx, [...touchedInvoices]);
 }
 

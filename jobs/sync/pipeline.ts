@@ -1,11 +1,13 @@
 /**
  * One sync run of one tenant: contacts, then invoices (an invoice needs its contact's uuid), then payments.
  * Pages stream from the adapter into a window of records under way (RecordWindow): a page is pushed as soon
- * as its records fit, so the run's request pool stays full across page boundaries, and the invoices start
- * once the contact listing is read, while its last pages are still being pushed (an invoice whose contact is
- * under way waits for it; one whose contact is not mapped waits in the pending store, as before). A
- * checkpoint is saved when a page and every page before it of its entity are done (never past a record
- * still under way), and an entity's cursor advances only when its whole listing is pushed or dead-lettered.
+ * as its records fit, so the run's request pool stays full across page boundaries. The invoices start once the
+ * contact listing is read, while its last pages are still being pushed (an invoice whose contact is under way
+ * waits for it; one whose contact is not mapped waits in the pending store, as before), and the payments once
+ * the invoice listing is read and the contacts are done (a payment whose invoice is under way waits for it
+ * before the invoice's balance is pushed again). A checkpoint is saved when a page and every page before it of
+ * its entity are done (never past a record still under way), and an entity's cursor advances only when its
+ * whole listing is pushed or dead-lettered.
  */
 import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { checkRecord } from '../../src/platforms/records.js';
@@ -137,26 +139,30 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
     const since = await sinceFor(ctx, entity, options.sinceDate);
     return since ? { since } : {};
   };
-  for (let i = 0; i < order.length; i += 1) {
-    const entity = order[i]!;
-    if (entity === 'contacts' && order[i + 1] === 'invoices') {
-      // The invoices start once every contact page is read; the last contact pages are still being pushed.
-      let listed!: () => void;
-      const contactsListed = new Promise<void>((resolve) => (listed = resolve));
-      const contacts = runEntity(ctx, streams, 'contacts', await startOf('contacts'), options, listed);
-      contacts.catch(() => undefined); // awaited below
-      await Promise.race([contactsListed, contacts]);
-      const invoices = runEntity(ctx, streams, 'invoices', await startOf('invoices'), options);
-      await Promise.allSettled([contacts, invoices]);
-      await contacts;
-      await invoices;
-      await drainPending(ctx);
-      i += 1;
-      continue;
-    }
-    await runEntity(ctx, streams, entity, await startOf(entity), options);
-    if (entity === 'invoices') await drainPending(ctx);
+  // Each entity starts once the listing before it is read (its last pages are still being pushed) and the one
+  // before that has ended: at most two entities are under way, the checkpoint's `entity` and `next`. An invoice
+  // whose contact is on a contact page under way waits for that page; a payment whose invoice is on an invoice
+  // page under way waits for that page before the invoice's balance is pushed again (pushPayments).
+  const running: Promise<void>[] = [];
+  let before: Promise<void> = Promise.resolve();
+  for (const entity of order) {
+    if (streams.failed) break;
+    let listed!: () => void;
+    const isListed = new Promise<void>((resolve) => (listed = resolve));
+    const run = runEntity(ctx, streams, entity, await startOf(entity), options, listed);
+    running.push(run);
+    // A failure stops the others reading pages (they let their pages under way end), and no later entity starts.
+    const ended = run.then(
+      () => undefined,
+      (err: unknown) => streams.fail(err),
+    );
+    await Promise.race([Promise.all([isListed, before]), ended]);
+    before = ended;
   }
+  await Promise.allSettled(running);
+  for (const run of running) await run;
+  // Invoices that waited for their contact, once every payment of the run is in the ledger (their balance is right).
+  if (order.includes('invoices')) await drainPending(ctx);
   await retrySetAside(ctx, entities);
 }
 
@@ -240,7 +246,8 @@ async function runEntity(
       }
       const done = push(ctx, entity, page);
       underWay.add(done);
-      if (entity === 'contacts') ctx.markUnderWay('contacts', (page as Page<'contacts'>).records.map((r) => r.id), done);
+      // Records a later entity may need (an invoice's contact, a payment's invoice) wait for their page to end.
+      if (entity !== 'payments') ctx.markUnderWay(entity, (page as Page<'contacts' | 'invoices'>).records.map((r) => r.id), done);
       done.then(
         () => (underWay.delete(done), window.release(size)),
         (err: unknown) => (underWay.delete(done), window.release(size), fail(err)),

@@ -5,13 +5,15 @@
  * observable point: everything is read while it waits.
  */
 import { describe, expect, it } from 'vitest';
+import { outstandingOf } from '../../src/mapping/index.js';
 import type { Checkpoint } from '../../src/state/index.js';
+import { writeSampleFolder } from '../helpers/sample-folder.js';
 import { useSampleRig } from '../helpers/sample-rig.js';
 
 const CLIENT = 'client-acme';
 
 describe('the sync pipeline keeps a window of records under way', () => {
-  const s = useSampleRig({ contacts: 40, seed: 21, tenants: ['acme', 'beta'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' }, logLevel: 'warn' });
+  const s = useSampleRig({ contacts: 40, seed: 21, tenants: ['acme', 'beta', 'gamma'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' }, logLevel: 'warn' });
 
   it('pushes invoices while a contact of the first page still waits', async () => {
     // The first contact create is answered 429 (Retry-After 2 s): its page stays under way while it waits.
@@ -61,5 +63,42 @@ describe('the sync pipeline keeps a window of records under way', () => {
       const invoices = cp.data.entity === 'invoices' ? cp.data : cp.data.next;
       if (invoices) expect(invoices.pageToken).toBeUndefined();
     }
+  });
+
+  it('pushes payments while an invoice page is under way, and its invoices get their balance once it ends', async () => {
+    // Invoices without the platform's outstanding amount: their balance is total - known payments, so a payment
+    // the ledger learns after its invoice was pushed must push that invoice again.
+    const data = { ...s.data, invoices: s.data.invoices.map(({ outstandingAmount: _o, ...inv }) => inv) };
+    await writeSampleFolder(s.folder, data);
+    s.rig.sim.resetCounters();
+    // The first invoice upsert of tenant gamma waits 2 s: its page stays under way while the payments start.
+    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /invoice/create-update', fault: '429', count: 1, retryAfterS: 2 }] });
+    let finished = false;
+    const run = s.rig.sync('gamma', 'full').finally(() => (finished = true));
+    const paid = new Map<string, number>();
+    for (const p of data.payments) if (!p.deleted) paid.set(p.invoiceId, (paid.get(p.invoiceId) ?? 0) + p.amount);
+    let paymentsWhileHeld = 0;
+    const pushable = data.invoices.filter((i) => i.status !== 'DRAFT').length;
+    while (!finished) {
+      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['429'] ?? 0) > 0;
+      if (held && s.rig.sim.data('client-gamma').invoices.length < pushable) {
+        const totals = await s.rig.app.stores.paymentLedger.totals('gamma', [...paid.keys()]);
+        paymentsWhileHeld = Math.max(paymentsWhileHeld, totals.size);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect((await run).outcome).toBe('succeeded');
+    // Before, the payments started only once every invoice was pushed.
+    expect(paymentsWhileHeld).toBeGreaterThan(0);
+    const inService = new Map(s.rig.sim.data('client-gamma').invoices.map((i) => [i.extPlatformId, i]));
+    expect(inService.size).toBe(pushable);
+    let withPayments = 0;
+    for (const rec of data.invoices) {
+      if (rec.status === 'DRAFT') continue;
+      const expected = rec.status === 'VOIDED' || rec.status === 'PAID' || rec.deleted ? 0 : outstandingOf(rec, paid.get(rec.id));
+      if (paid.has(rec.id) && expected !== rec.total) withPayments += 1;
+      expect(inService.get(rec.id)?.outstandingAmount, rec.id).toBeCloseTo(expected, 6);
+    }
+    expect(withPayments).toBeGreaterThan(5);
   });
 });
