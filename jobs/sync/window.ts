@@ -36,8 +36,12 @@ export class RecordWindow {
   }
 }
 
-/** Records under way per request slot of the pool (records decided without a request, Redis round trips). */
-const WINDOW_PER_SLOT = 16;
+/**
+ * Records under way per request slot of the pool (records decided without a request, Redis round trips). 32, not
+ * 16: the payment pages (no request in a first sync, several Redis round trips each) ran two at a time behind the
+ * last invoice pages and left the pool empty for the run's last ~5% (issue 14).
+ */
+const WINDOW_PER_SLOT = 32;
 
 /** How many records a run keeps under way: at least two pages, and enough to keep every request slot busy. */
 export function windowSize(pageSize: number, poolLimit: number): number {
