@@ -12,6 +12,7 @@ import type { ContactRecord } from '../../src/platforms/records.js';
 import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { MirroredContact } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
+import { inTurns } from './turns.js';
 import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
 
 const MAX_CREATE_ATTEMPTS = 3;
@@ -39,44 +40,42 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
   const mirrored: MirroredContact[] = [];
   const pushed: string[] = [];
 
-  await Promise.all(
-    planned.map(({ rec, decision: batched }) =>
-      ctx.serialized('contacts', rec.id, snapshot, async (waited) => {
-        let decision = batched;
-        let prior: IntentPrior = { kind: 'read' };
-        if (waited) decision = decideContact(rec, await stores.records.get(ctx.tenant, 'contacts', rec.id));
-        else if (fresh.has(rec.id)) {
-          const found = earlier.get(rec.id);
-          prior = found ? { kind: 'earlier', intent: found } : { kind: 'begun' };
-        }
-        if (decision.kind === 'dead-letter') {
-          await deadLetter(ctx, 'contacts', rec.id, decision.reason, decision.code, rec);
-          return;
-        }
-        if (decision.kind === 'unchanged') {
-          ctx.count('contacts', 'skipped');
-          mirrored.push(project(rec, decision.uuid));
-          return;
-        }
-        if (decision.kind === 'skip') {
-          ctx.count('contacts', 'skipped');
-          return;
-        }
-        let pushedAs: { uuid: string; viaIntent: boolean };
-        try {
-          pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };
-        } catch (err) {
-          await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
-          return;
-        }
-        // The intent ends in the same atomic write as the id-map entry, never before it: a crash before this write
-        // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
-        await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
-        ctx.noteDropped('contacts', rec.id, decision.dropped);
-        pushed.push(rec.id);
-        mirrored.push(project(rec, pushedAs.uuid));
-      }),
-    ),
+  await inTurns(planned, ({ rec, decision: batched }) =>
+    ctx.serialized('contacts', rec.id, snapshot, async (waited) => {
+      let decision = batched;
+      let prior: IntentPrior = { kind: 'read' };
+      if (waited) decision = decideContact(rec, await stores.records.get(ctx.tenant, 'contacts', rec.id));
+      else if (fresh.has(rec.id)) {
+        const found = earlier.get(rec.id);
+        prior = found ? { kind: 'earlier', intent: found } : { kind: 'begun' };
+      }
+      if (decision.kind === 'dead-letter') {
+        await deadLetter(ctx, 'contacts', rec.id, decision.reason, decision.code, rec);
+        return;
+      }
+      if (decision.kind === 'unchanged') {
+        ctx.count('contacts', 'skipped');
+        mirrored.push(project(rec, decision.uuid));
+        return;
+      }
+      if (decision.kind === 'skip') {
+        ctx.count('contacts', 'skipped');
+        return;
+      }
+      let pushedAs: { uuid: string; viaIntent: boolean };
+      try {
+        pushedAs = decision.kind === 'update' ? await update(ctx, rec, decision.body) : { uuid: await create(ctx, rec, decision.body, prior), viaIntent: true };
+      } catch (err) {
+        await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
+        return;
+      }
+      // The intent ends in the same atomic write as the id-map entry, never before it: a crash before this write
+      // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
+      await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
+      ctx.noteDropped('contacts', rec.id, decision.dropped);
+      pushed.push(rec.id);
+      mirrored.push(project(rec, pushedAs.uuid));
+    }),
   );
   await Promise.all([
     mirror.putMany(ctx.tenant, 'contacts', mirrored),

@@ -9,6 +9,7 @@ import { decideInvoice, type InvoiceDecision, type Pending } from '../../src/map
 import { invoiceRecordSchema, type InvoiceRecord } from '../../src/platforms/records.js';
 import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
+import { inTurns } from './turns.js';
 import { pushContacts } from './contacts.js';
 import { deadLetter, deadLetterIfRejected, reportBad } from './dead-letters.js';
 
@@ -29,20 +30,18 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
   const mirrored: MirroredInvoice[] = [];
   const pending: { id: string; record: unknown; firstSeenAt: number; waitingFor: string }[] = [];
 
-  await Promise.all(
-    records.map((rec) =>
-      ctx.serialized('invoices', rec.id, snapshot, async (waited) => {
-        const known = waited ? await stores.records.get(ctx.tenant, 'invoices', rec.id) : states.get(rec.id);
-        const decision = decideInvoice(rec, { known, contactUuid: contactStates.get(rec.contactId)?.uuid, paymentsTotal: totals.get(rec.id) });
-        if (decision.kind === 'pending') {
-          pending.push({ id: rec.id, record: rec, firstSeenAt: Date.now(), waitingFor: decision.waitingFor });
-          ctx.count('invoices', 'pending');
-          return;
-        }
-        const outcome = await pushOne(ctx, rec, decision);
-        if (outcome !== undefined) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
-      }),
-    ),
+  await inTurns(records, (rec) =>
+    ctx.serialized('invoices', rec.id, snapshot, async (waited) => {
+      const known = waited ? await stores.records.get(ctx.tenant, 'invoices', rec.id) : states.get(rec.id);
+      const decision = decideInvoice(rec, { known, contactUuid: contactStates.get(rec.contactId)?.uuid, paymentsTotal: totals.get(rec.id) });
+      if (decision.kind === 'pending') {
+        pending.push({ id: rec.id, record: rec, firstSeenAt: Date.now(), waitingFor: decision.waitingFor });
+        ctx.count('invoices', 'pending');
+        return;
+      }
+      const outcome = await pushOne(ctx, rec, decision);
+      if (outcome !== undefined) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
+    }),
   );
   const resolved = mirrored.map((c) => c.id);
   await Promise.all([

@@ -8,6 +8,7 @@ import { decideInvoice, decidePayment } from '../../src/mapping/index.js';
 import type { PaymentRecord } from '../../src/platforms/records.js';
 import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
+import { inTurns } from './turns.js';
 import { deadLetterIfRejected } from './dead-letters.js';
 import { pushOne } from './invoices.js';
 
@@ -23,45 +24,43 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
   const touchedInvoices = new Set<string>();
   const updated: string[] = [];
 
-  await Promise.all(
-    records.map((rec) =>
-      ctx.serialized('payments', rec.id, snapshot, async (waited) => {
-        const known = waited ? await stores.records.get(ctx.tenant, 'payments', rec.id) : states.get(rec.id);
-        const decision = decidePayment(rec, known);
-        if (decision.kind === 'unchanged') {
-          ctx.count('payments', 'skipped');
+  await inTurns(records, (rec) =>
+    ctx.serialized('payments', rec.id, snapshot, async (waited) => {
+      const known = waited ? await stores.records.get(ctx.tenant, 'payments', rec.id) : states.get(rec.id);
+      const decision = decidePayment(rec, known);
+      if (decision.kind === 'unchanged') {
+        ctx.count('payments', 'skipped');
+        return;
+      }
+      touchedInvoices.add(rec.invoiceId);
+      if (decision.kind !== 'update') {
+        // Nothing to update in the service (no id known, or deleted: there is no delete endpoint); the
+        // invoice's balance below is what changes.
+        if (decision.kind === 'unlinked') {
+          ctx.count('payments', 'unlinked');
+          if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
+        } else ctx.count('payments', 'skipped');
+        await ctx.writer.set('payments', { id: rec.id, hash: decision.hash });
+        return;
+      }
+      const { uuid, body, hash } = decision;
+      try {
+        await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.requestSignal }));
+      } catch (err) {
+        if (err instanceof NotFoundError) {
+          ctx.count('payments', 'unlinked');
+          ctx.note(`payments ${rec.id}: the service has no payment ${uuid}`);
+          if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
+          await ctx.writer.set('payments', { id: rec.id, hash });
           return;
         }
-        touchedInvoices.add(rec.invoiceId);
-        if (decision.kind !== 'update') {
-          // Nothing to update in the service (no id known, or deleted: there is no delete endpoint); the
-          // invoice's balance below is what changes.
-          if (decision.kind === 'unlinked') {
-            ctx.count('payments', 'unlinked');
-            if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
-          } else ctx.count('payments', 'skipped');
-          await ctx.writer.set('payments', { id: rec.id, hash: decision.hash });
-          return;
-        }
-        const { uuid, body, hash } = decision;
-        try {
-          await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.requestSignal }));
-        } catch (err) {
-          if (err instanceof NotFoundError) {
-            ctx.count('payments', 'unlinked');
-            ctx.note(`payments ${rec.id}: the service has no payment ${uuid}`);
-            if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
-            await ctx.writer.set('payments', { id: rec.id, hash });
-            return;
-          }
-          await deadLetterIfRejected(ctx, 'payments', rec.id, rec, err);
-          return;
-        }
-        ctx.count('payments', 'updated');
-        await ctx.writer.set('payments', { id: rec.id, uuid, hash });
-        updated.push(rec.id);
-      }),
-    ),
+        await deadLetterIfRejected(ctx, 'payments', rec.id, rec, err);
+        return;
+      }
+      ctx.count('payments', 'updated');
+      await ctx.writer.set('payments', { id: rec.id, uuid, hash });
+      updated.push(rec.id);
+    }),
   );
   if (updated.length > 0) await stores.deadLetters.remove(ctx.tenant, updated.map((id) => ({ entity: 'payments' as const, platformId: id })));
   // An invoice still being pushed by this run (the invoice listing's last pages) read its balance before these
@@ -82,23 +81,21 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
   ]);
   const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set([...invoices.values()].map((i) => i.contactId))]);
   const updated: MirroredInvoice[] = [];
-  await Promise.all(
-    [...invoices.values()].map((inv) =>
-      ctx.serialized('invoices', inv.id, refreshSnapshot, async (waited) => {
-        const contactUuid = contactStates.get(inv.contactId)?.uuid;
-        const known = waited ? await stores.records.get(ctx.tenant, 'invoices', inv.id) : states.get(inv.id);
-        if (contactUuid === undefined || known?.uuid === undefined) return;
-        const { uuid: _u, pushedOutstanding: _p, ...rec } = inv;
-        const decision = decideInvoice(rec, { known, contactUuid, paymentsTotal: totals.get(inv.id) });
-        if (decision.kind === 'pending') return; // not with a contact uuid; narrows the type
-        const out = await pushOne(ctx, rec, decision);
-        // The mirror is written again only when what it says of the push changed (an unchanged invoice: no write).
-        // A pushed amount equal to the record's own is kept as absent (RecordMirror; src/calls reads it so too).
-        if (out && (out.uuid !== inv.uuid || out.outstanding !== (inv.pushedOutstanding ?? inv.outstandingAmount))) {
-          updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
-        }
-      }),
-    ),
+  await inTurns([...invoices.values()], (inv) =>
+    ctx.serialized('invoices', inv.id, refreshSnapshot, async (waited) => {
+      const contactUuid = contactStates.get(inv.contactId)?.uuid;
+      const known = waited ? await stores.records.get(ctx.tenant, 'invoices', inv.id) : states.get(inv.id);
+      if (contactUuid === undefined || known?.uuid === undefined) return;
+      const { uuid: _u, pushedOutstanding: _p, ...rec } = inv;
+      const decision = decideInvoice(rec, { known, contactUuid, paymentsTotal: totals.get(inv.id) });
+      if (decision.kind === 'pending') return; // not with a contact uuid; narrows the type
+      const out = await pushOne(ctx, rec, decision);
+      // The mirror is written again only when what it says of the push changed (an unchanged invoice: no write).
+      // A pushed amount equal to the record's own is kept as absent (RecordMirror; src/calls reads it so too).
+      if (out && (out.uuid !== inv.uuid || out.outstanding !== (inv.pushedOutstanding ?? inv.outstandingAmount))) {
+        updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
+      }
+    }),
   );
   if (updated.length > 0) await mirror.putMany(ctx.tenant, 'invoices', updated);
 }
