@@ -12,7 +12,7 @@ import type { ContactRecord } from '../../src/platforms/records.js';
 import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { MirroredContact } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
-import { inTurns } from './turns.js';
+import { inTurns, mapInTurns } from './turns.js';
 import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
 
 const MAX_CREATE_ATTEMPTS = 3;
@@ -29,7 +29,8 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
   const ids = records.map((r) => r.id);
   const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'contacts', ids);
-  const planned = records.map((rec) => ({ rec, decision: decideContact(rec, states.get(rec.id)) }));
+  // Decided a few per turn of the event loop too (turns.ts): the answers in flight are read in between.
+  const planned = await mapInTurns(records, (rec) => ({ rec, decision: decideContact(rec, states.get(rec.id)) }));
   // The intents of the page's new contacts, begun in one round trip before any of their POSTs is queued.
   const fresh = new Map<string, IntentEntry>();
   const at = Date.now();

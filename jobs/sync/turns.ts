@@ -25,3 +25,13 @@ export async function inTurns<T, R>(items: readonly T[], task: (item: T) => Prom
   }
   return Promise.all(started);
 }
+
+/** `fn` of every item, `perTurn` per turn of the event loop (for synchronous work over a page). */
+export async function mapInTurns<T, R>(items: readonly T[], fn: (item: T) => R, perTurn = RECORDS_PER_TURN): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += 1) {
+    if (i > 0 && i % perTurn === 0) await nextTurn();
+    out.push(fn(items[i]!));
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 /** A page's records are started a few per turn of the event loop, so answers in flight are read in between. */
 import { describe, expect, it } from 'vitest';
-import { inTurns } from '../../jobs/sync/turns.js';
+import { inTurns, mapInTurns } from '../../jobs/sync/turns.js';
 
 describe('inTurns', () => {
   it('starts `perTurn` tasks per turn of the event loop, and resolves with every result in order', async () => {
@@ -31,5 +31,15 @@ describe('inTurns', () => {
     }, 2).catch((e: unknown) => e);
     expect((err as Error).message).toBe('first');
     expect(started).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('maps `perTurn` items per turn of the event loop, in order', async () => {
+    let turn = 0;
+    const counter = (): void => void setImmediate(() => ((turn += 1), turn < 20 && counter()));
+    counter();
+    const turns = await mapInTurns(Array.from({ length: 10 }, (_, i) => i), () => turn, 4);
+    expect(turns.slice(0, 4).every((t) => t === turns[0])).toBe(true);
+    expect(turns[4]).toBeGreaterThan(turns[3]!);
+    expect(turns[8]).toBeGreaterThan(turns[7]!);
   });
 });
