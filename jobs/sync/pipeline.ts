@@ -116,9 +116,23 @@ class RunStreams {
 export async function runSync(ctx: RunContext, options: RunOptions = {}): Promise<void> {
   const resume = options.resumeFrom;
   if (resume) Object.assign(ctx.counts, resume.counts);
-  if (ctx.mode !== 'reconcile') await adoptExisting(ctx);
+  // A tenant's first sync adopts the service's existing contacts (a listing) while the first pages are read: no
+  // record is pushed before the adoption has ended (runEntity waits for it), and the run never ends before it.
+  const adopted = ctx.mode === 'reconcile' ? Promise.resolve() : adoptExisting(ctx);
+  adopted.catch(() => undefined); // awaited below
+  try {
+    await runAdopting(ctx, options, adopted);
+    await adopted;
+  } finally {
+    await adopted.catch(() => undefined);
+  }
+}
+
+async function runAdopting(ctx: RunContext, options: RunOptions, adopted: Promise<void>): Promise<void> {
+  const resume = options.resumeFrom;
   const entities = entitiesOf(ctx.mode);
   if (ctx.mode === 'replay') {
+    await adopted;
     for (const entity of entities) {
       await replayEntity(ctx, entity);
       if (entity === 'invoices') await drainPending(ctx);
@@ -149,7 +163,7 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
     if (streams.failed) break;
     let listed!: () => void;
     const isListed = new Promise<void>((resolve) => (listed = resolve));
-    const run = runEntity(ctx, streams, entity, await startOf(entity), options, listed);
+    const run = runEntity(ctx, streams, entity, await startOf(entity), options, adopted, listed);
     running.push(run);
     // A failure stops the others reading pages (they let their pages under way end), and no later entity starts.
     const ended = run.then(
@@ -196,7 +210,8 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
 }
 
 /**
- * Reads an entity's listing from `start` and pushes its pages through the run's window. `onListed` is called
+ * Reads an entity's listing from `start` and pushes its pages through the run's window, none before `adopted`
+ * (the first sync's adoption of existing contacts) has ended. `onListed` is called
  * once the last page is read (its records may still be under way). Resolves when every page is done and the
  * cursor has moved; on a failure, lets the pages under way end (their writes are idempotent), then throws.
  */
@@ -206,6 +221,7 @@ async function runEntity(
   entity: Entity,
   start: ListingPosition,
   options: RunOptions,
+  adopted: Promise<void>,
   onListed?: () => void,
 ): Promise<void> {
   const { stores, settings } = ctx.services;
@@ -239,6 +255,7 @@ async function runEntity(
         }
         if (!maxSeen || compareCursor(c, maxSeen) > 0) maxSeen = c;
       }
+      await adopted;
       await window.acquire(size);
       if (streams.failed || ctx.signal.aborted) {
         window.release(size);
