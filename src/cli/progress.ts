@@ -1,17 +1,11 @@
 /** A progress bar for `--wait` on a terminal; plain lines otherwise (CI, pipes). */
 import cliProgress from 'cli-progress';
 import type { RunRecord } from '../state/index.js';
+import { describeCounts, recordsDone } from './run-counts.js';
 
 export interface RunProgress {
   update(run: RunRecord): void;
   stop(): void;
-}
-
-const DONE_KEYS = ['created', 'updated', 'skipped', 'deadLettered', 'badRecords', 'pending', 'unlinked'];
-
-/** Records a run has dealt with so far (the bar's position). */
-export function recordsDone(counts: Record<string, number>): number {
-  return DONE_KEYS.reduce((n, k) => n + (counts[k] ?? 0), 0);
 }
 
 /**
@@ -43,12 +37,4 @@ export function runProgress(label: string, estimate = 0): RunProgress {
     },
     stop: () => bar.stop(),
   };
-}
-
-export function describeCounts(counts: Record<string, number>): string {
-  const keys = ['created', 'updated', 'skipped', 'adopted', 'deadLettered', 'badRecords', 'pending', 'unlinked'];
-  return keys
-    .filter((k) => (counts[k] ?? 0) > 0)
-    .map((k) => `${k} ${counts[k]}`)
-    .join(', ');
 }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type * as CronParser from 'cron-parser';
 import { z } from 'zod';
 import { durationMs } from './duration.js';
 import { ConfigError } from './env.js';
@@ -62,12 +63,23 @@ function isTimeZone(tz: string): boolean {
 }
 
 /**
+ * cron-parser (and luxon under it), loaded the first time a tenant's schedule has a cron pattern: most tenants files
+ * have none, and `status` starts without them (issue 14: ~20 ms of module loading). A synchronous require, as zod's
+ * refinements are synchronous; cron-parser is a CommonJS package.
+ */
+let cronParserModule: typeof CronParser | undefined;
+function cronParser(): typeof CronParser {
+  cronParserModule ??= createRequire(import.meta.url)('cron-parser') as typeof CronParser;
+  return cronParserModule;
+}
+
+/**
  * Why BullMQ could not schedule `cron` in `tz`, or undefined when it can: parsed with cron-parser, the parser BullMQ
  * uses (the same exact version), and asked for its next time, as BullMQ does.
  */
 function cronProblem(cron: string, tz: string | undefined): string | undefined {
   try {
-    CronExpressionParser.parse(cron, { currentDate: new Date(), ...(tz ? { tz } : {}) }).next();
+    cronParser().CronExpressionParser.parse(cron, { currentDate: new Date(), ...(tz ? { tz } : {}) }).next();
     return undefined;
   } catch (err) {
     return (err as Error).message;

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import { ENV_KEYS } from '../../src/cli/help.js';
 import { envSchema } from '../../src/config/env.js';
+import { startTestRedis, testPrefix } from '../helpers/redis.js';
+import { tenantsJson } from '../helpers/rig.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -44,28 +46,66 @@ function cli(args: string[], options: { env?: Record<string, string>; preload?: 
 
 describe('the command line at start', () => {
   let dir: string;
+  let n = 0;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-start-'));
+    await writeFile(join(dir, 'recorder.mjs'), RECORDER);
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('--help loads commander and no Redis, queue, HTTP, validation or logging library (issue 14)', async () => {
-    const hook = join(dir, 'recorder.mjs');
-    const loaded = join(dir, 'loaded.txt');
-    await writeFile(hook, RECORDER);
+  /**
+   * The command run with every module it loads written down: ES modules as they resolve, and at exit the
+   * CommonJS ones (require's cache: ioredis, and what an ES module imports from a CommonJS package).
+   */
+  async function loadedBy(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; urls: string[] }> {
+    n += 1;
+    const loaded = join(dir, `loaded-${n}.txt`);
     await writeFile(loaded, '');
-    const register = join(dir, 'register.mjs');
-    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)}, { data: { file: ${JSON.stringify(loaded)} } });\n`);
-    const r = await cli(['--help'], { preload: [pathToFileURL(register).href] });
-    expect(r.code, r.stderr).toBe(0);
-    const urls = (await readFile(loaded, 'utf8')).split('\n').filter(Boolean);
+    const register = join(dir, `register-${n}.mjs`);
+    await writeFile(
+      register,
+      [
+        "import { appendFileSync } from 'node:fs';",
+        "import { createRequire, register } from 'node:module';",
+        "import { pathToFileURL } from 'node:url';",
+        `const file = ${JSON.stringify(loaded)};`,
+        `register(${JSON.stringify(pathToFileURL(join(dir, 'recorder.mjs')).href)}, { data: { file } });`,
+        'const cache = createRequire(import.meta.url).cache;',
+        "process.on('exit', () => appendFileSync(file, Object.keys(cache).map((f) => pathToFileURL(f).href + '\\n').join('')));",
+        '',
+      ].join('\n'),
+    );
+    const r = await cli(args, { preload: [pathToFileURL(register).href], env });
+    return { code: r.code, stderr: r.stderr, urls: (await readFile(loaded, 'utf8')).split('\n').filter(Boolean) };
+  }
+  const packagesOf = (urls: string[]): Set<string> => new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p): p is string => p !== undefined));
+
+  it('--help loads commander and no Redis, queue, HTTP, validation or logging library (issue 14)', async () => {
+    const { code, stderr, urls } = await loadedBy(['--help']);
+    expect(code, stderr).toBe(0);
     expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
-    const packages = new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined && p !== 'tsx' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps' && p !== 'esbuild'));
-    expect([...packages]).toEqual(['commander']);
+    const packages = [...packagesOf(urls)].filter((p) => p !== 'tsx' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps' && p !== 'esbuild');
+    expect(packages).toEqual(['commander']);
     const ours = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
     expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', 'src/cli/help.ts', ...['calls', 'dashboard', 'demo', 'inspect', 'migrate-keys', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
+  });
+
+  it('status loads commander, zod and ioredis of our dependencies, and none of the worker\'s (issue 14)', async () => {
+    const redis = await startTestRedis();
+    try {
+      const tenants = join(dir, 'tenants.json');
+      await writeFile(tenants, tenantsJson([{ id: 'acme', platform: { kind: 'file', path: dir } }, { id: 'globex', platform: { kind: 'file', path: dir } }]));
+      const { code, stderr, urls } = await loadedBy(['status'], { REDIS_URL: redis.url, KEY_PREFIX: testPrefix('start'), TENANTS_FILE: tenants, COLLECTIONS_BASE_URL: 'http://127.0.0.1:1/api-service/v1' });
+      expect(code, stderr).toBe(0);
+      const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+      const ours = [...packagesOf(urls)].filter((p) => p in pkg.dependencies).sort();
+      // Not bullmq, pino, undici, prom-client, nor cron-parser (a tenants file without a cron pattern) or cli-progress.
+      expect(ours).toEqual(['commander', 'ioredis', 'zod']);
+    } finally {
+      await redis.stop();
+    }
   });
 });
 

@@ -3,7 +3,7 @@
  * state runtime (src/app-state.ts) and never the App: no BullMQ, no token protocol (issue 14: it starts fast).
  */
 import { ENTITIES } from '../../glossary.js';
-import { describeCounts } from '../progress.js';
+import { describeCounts } from '../run-counts.js';
 import { openStateRuntime, out, outJson, requireTenant, warn } from '../runtime.js';
 
 const ago = (ms: number | null | undefined): string => {

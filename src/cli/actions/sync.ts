@@ -1,7 +1,8 @@
 /** `sync` and `backfill`: what runs (the commands are defined in ../commands/sync.ts). */
 import { requestSync, type SyncMode } from '../../queues/index.js';
 import { waitForRun, type RunRecord } from '../../state/index.js';
-import { describeCounts, recordsDone, runProgress } from '../progress.js';
+import { runProgress } from '../progress.js';
+import { describeCounts, recordsDone } from '../run-counts.js';
 import { openRuntime, out, outJson, parseDateOption, requireTenant } from '../runtime.js';
 import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
 
