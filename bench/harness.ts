@@ -98,6 +98,8 @@ export interface Deployment {
   readonly prefix: string;
   readonly workers: BenchWorker[];
   readonly stores: StateStores;
+  /** The workers' settings (Redis, KEY_PREFIX, TENANTS_FILE, the simulator's URLs, ...), for a CLI run beside them. */
+  readonly env: Record<string, string>;
   /** Enqueues a run (as a schedule tick or the CLI would) and resolves with its record once it ends. */
   sync(tenant: string, mode?: SyncMode, trigger?: 'schedule' | 'cli'): Promise<RunRecord>;
   /** Enqueues a run; `wait()` resolves with its record once it ends. */
@@ -143,6 +145,7 @@ export async function deploy(bench: Bench, name: string, tenants: TenantSetup[],
     prefix,
     workers,
     stores,
+    env: workerEnv,
     request,
     async sync(tenant, mode, trigger) {
       return (await request(tenant, mode, trigger)).wait();

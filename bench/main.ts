@@ -16,6 +16,7 @@ import { runMemorySection } from './sections/memory.js';
 import { runFairnessSection } from './sections/fairness.js';
 import { runRedisBytesSection } from './sections/redis-bytes.js';
 import { runClusterSection } from './sections/cluster.js';
+import { runCliSection } from './sections/cli.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -59,6 +60,10 @@ async function main(): Promise<void> {
     if (want('cluster')) {
       log('cluster: first sync on a 3-master Redis Cluster against the single Redis; scale-out on the cluster');
       report.sections.cluster = await runClusterSection(bench, p.cluster);
+    }
+    if (want('cli')) {
+      log('cli: wall time of the built CLI, --help and status, against node -e 0 and the 150 ms goal');
+      report.sections.cli = await runCliSection(bench, p.cli);
     }
   } finally {
     await bench.close();

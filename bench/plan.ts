@@ -1,4 +1,5 @@
 /** The benchmark's command line and the sizes of each section in quick and full mode. */
+import type { CliConfig } from './sections/cli.js';
 import type { ClusterConfig } from './sections/cluster.js';
 import type { FairnessConfig } from './sections/fairness.js';
 import type { MemoryConfig } from './sections/memory.js';
@@ -8,7 +9,7 @@ import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster'] as const;
+export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -48,6 +49,7 @@ export interface Plan {
   fairness: FairnessConfig;
   redisBytes: RedisBytesConfig;
   cluster: ClusterConfig;
+  cli: CliConfig;
 }
 
 export function plan(quick: boolean): Plan {
@@ -66,6 +68,7 @@ export function plan(quick: boolean): Plan {
         latencyMs: 20, syncConcurrency: 16, contacts: 640, rounds: 2,
         scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       },
+      cli: { runs: 9, contactsPerTenant: 40 },
     };
   }
   return {
@@ -82,5 +85,6 @@ export function plan(quick: boolean): Plan {
       latencyMs: 20, syncConcurrency: 16, contacts: 1_600, rounds: 3,
       scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     },
+    cli: { runs: 21, contactsPerTenant: 40 },
   };
 }

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { CliResult } from './sections/cli.js';
 import type { ClusterResult } from './sections/cluster.js';
 import type { FairnessResult } from './sections/fairness.js';
 import type { MemoryResult } from './sections/memory.js';
@@ -38,6 +39,7 @@ export interface Report {
     fairness?: FairnessResult;
     redisBytes?: RedisBytesResult;
     cluster?: ClusterResult;
+    cli?: CliResult;
   };
 }
 

@@ -8,7 +8,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes, cluster } = report.sections;
+  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -71,6 +71,11 @@ export function tableRows(report: Report): Row[] {
     }
     const s = cluster.scaleOutSingle.rows[cluster.scaleOutSingle.rows.length - 1];
     if (s) rows.push([`the same on the single Redis, ${s.processes} process(es)`, `${n(s.recordsPerS)} rec/s, x${n(s.speedUp, 2)}`, 'cluster / single', n(cluster.scaleOutRatio, 2)]);
+  }
+  if (cli) {
+    for (const [label, t, perNode] of [['--help', cli.help, cli.helpPerNode], ['status', cli.status, cli.statusPerNode]] as const) {
+      rows.push([`CLI ${label}, wall, median of ${cli.config.runs}`, `${n(t.medianMs)} ms (x${n(perNode, 2)} node -e 0, ${n(cli.node.medianMs)} ms)`, `<= ${cli.goalMs} ms`, pct(t.medianMs / cli.goalMs)]);
+    }
   }
   return rows;
 }
