@@ -1,7 +1,9 @@
 /**
  * The composition root of read-only commands (`status`): the state stores on one Redis connection and nothing else
  * (no BullMQ, no token protocol, no HTTP clients), so such a command starts in a fraction of createApp's time
- * (issue 14). It reads what createApp's parts write, through the same stores and key builders.
+ * (issue 14). It reads what createApp's parts write, through the same stores and key builders: the stores `status`
+ * reads, imported one by one, not state/index.js, whose id maps, mirror, intents and payment ledger (with the
+ * platform record schemas) a read-only command never opens.
  */
 import type { Redis } from 'ioredis';
 import { authClientKey } from './auth/keys.js';
@@ -11,11 +13,19 @@ import { authUrlOf, type TenantConfig, type TenantsFile } from './config/tenants
 import { queueJobCounts, type JobCounts } from './queues/counts.js';
 import { QUEUES } from './queues/names.js';
 import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
-import { createStateStores, type StateStores } from './state/index.js';
+import { CursorStore } from './state/cursors.js';
+import { DeadLetterStore } from './state/dead-letters.js';
+import type { StateStores } from './state/index.js';
+import { PendingStore } from './state/pending.js';
+import { TenantRunLock } from './state/run-lock.js';
+import { RunStore } from './state/runs.js';
+
+/** The state stores a read-only command reads: the same classes createStateStores builds. */
+export type ReadStores = Pick<StateStores, 'cursors' | 'runs' | 'deadLetters' | 'pending' | 'runLock'>;
 
 export interface StateApp {
   readonly env: Env;
-  readonly stores: StateStores;
+  readonly stores: ReadStores;
   tenants(): readonly TenantConfig[];
   tenant(id: string): TenantConfig | undefined;
   /** The collections-service token state of a tenant's client (never the token). */
@@ -35,7 +45,13 @@ export async function openStateApp(options: { env: Env; tenants: TenantsFile }):
   const queueNames = Object.keys(QUEUES) as (keyof typeof QUEUES)[];
   return {
     env,
-    stores: createStateStores(redis, env.KEY_PREFIX),
+    stores: {
+      cursors: new CursorStore(redis, env.KEY_PREFIX),
+      runs: new RunStore(redis, env.KEY_PREFIX),
+      deadLetters: new DeadLetterStore(redis, env.KEY_PREFIX),
+      pending: new PendingStore(redis, env.KEY_PREFIX),
+      runLock: new TenantRunLock(redis, env.KEY_PREFIX),
+    },
     tenants: () => [...byId.values()],
     tenant: (id) => byId.get(id),
     authStatus: (t) => new ClientAuthStore(redis, env.KEY_PREFIX, authClientKey(authUrlOf(env, t), t.collections.clientId)).status(),

@@ -103,6 +103,10 @@ describe('the command line at start', () => {
       const ours = [...packagesOf(urls)].filter((p) => p in pkg.dependencies).sort();
       // Not bullmq, pino, undici, prom-client, nor cron-parser (a tenants file without a cron pattern) or cli-progress.
       expect(ours).toEqual(['commander', 'ioredis', 'zod']);
+      // Of our modules: the stores it reads, not the App nor the state a sync writes (id maps, mirror, ledger).
+      const modules = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
+      expect(modules).toContain('src/state/runs.ts');
+      for (const m of ['src/app.ts', 'src/state/index.ts', 'src/state/record-state.ts', 'src/state/record-mirror.ts', 'src/state/payment-ledger.ts', 'src/platforms/records.ts']) expect(modules).not.toContain(m);
     } finally {
       await redis.stop();
     }
