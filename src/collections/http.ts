@@ -62,7 +62,7 @@ export interface SendContext {
 }
 
 /**
- * The abort of one request, as undici takes it (an object with `on`/`once`/`removeListener`, `aborted` and
+ * The abort of one request, as undici takes it (an object with `on`/`once`/`addListener`/`removeListener`, `aborted` and
  * `reason`, like an EventEmitter): an AbortController per request was ~3% of a sync's CPU (its AbortSignal, an
  * EventTarget, and undici's addEventListener on it), and nothing but undici listens to this one.
  */
@@ -89,6 +89,11 @@ export class RequestAbort {
 
   off(event: 'abort', listener: () => void): this {
     return this.removeListener(event, listener);
+  }
+
+  /** The name Node's bundled undici (6.x, its global `fetch`'s) calls instead of `once`. */
+  addListener(event: 'abort', listener: () => void): this {
+    return this.on(event, listener);
   }
 
   abort(reason: unknown): void {

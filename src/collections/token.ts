@@ -3,11 +3,11 @@
  * policy. The secret leaves the process only in the request body; it and the token never appear in an
  * error (bodies are scrubbed of the secret, success bodies are never kept).
  */
-import { getGlobalDispatcher, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { Secret } from '../config/secret.js';
 import { AmbiguousError, BadResponseError, CollectionsError, TransientError, ValidationError } from './errors.js';
-import { send, type HttpResponse } from './http.js';
+import { createAgent, send, type HttpResponse } from './http.js';
 import { errorFromResponse } from './responses.js';
 import { tokenRequestSchema, tokenResponseSchema, toValidationDetail } from './schemas.js';
 
@@ -30,6 +30,15 @@ export interface IssuedToken {
   expiresAtMs?: number;
 }
 
+/**
+ * The token calls' own keep-alive pool, made at the first call. Not undici's global dispatcher: that is shared by
+ * a symbol with Node's bundled undici, and once anything in the process calls the global `fetch` first (a
+ * dashboard's server, a library), it is Node's own Agent of another undici version, which refused our request's
+ * abort object: every token call failed and no sync could start.
+ */
+let tokenAgent: Dispatcher | undefined;
+const ownAgent = (): Dispatcher => (tokenAgent ??= createAgent());
+
 export async function requestToken(o: RequestTokenOptions): Promise<IssuedToken> {
   const route = TOKEN_ROUTE;
   const secret = o.clientSecret.reveal();
@@ -41,7 +50,7 @@ export async function requestToken(o: RequestTokenOptions): Promise<IssuedToken>
   let res: HttpResponse;
   try {
     res = await send(
-      o.dispatcher ?? getGlobalDispatcher(),
+      o.dispatcher ?? ownAgent(),
       { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(checked.data) },
       { route, idempotent: true, signal: o.signal, timeoutMs, headersMs: timeoutMs, bodyMs: timeoutMs },
     );
