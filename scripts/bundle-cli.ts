@@ -10,8 +10,22 @@
  * import. Every other package stays an import from node_modules as before: the image's production dependencies
  * are still what the code needs (test/ops/image.test.ts), and pino (its transports start workers from its own
  * files), the dashboard's (its UI's files from its package folder) and optional native add-ons run as installed.
+ *
+ * `status` runs from a second bundle of the same program (decision 76): dist/src/cli-status.cjs, one CommonJS
+ * script (no chunks) that bin/collections-sync.js compiles with a V8 code cache beside it
+ * (src/cli/code-cache.ts), so a start neither parses nor compiles the ~1.4 MB of commander, zod, ioredis and ours
+ * that status runs. It holds status's dynamic imports (its action, the state app, the environment and tenants
+ * parsers); every other command's action is left out, in its place a module that fails if ever imported. The
+ * build then writes the cache with a run of `status` against a closed port (it fails to reach Redis after parsing
+ * the environment and a tenants file, building the stores and connecting: what a real run compiles, but the
+ * reads), so a folder the CLI may not write to (the image's) has one from the start.
  */
-import { rm } from 'node:fs/promises';
+import { isAscii } from 'node:buffer';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
@@ -42,23 +56,90 @@ const externals: Plugin = {
   },
 };
 
+const sharedOptions = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+} as const;
+
 await rm(`${OUT}/${CHUNKS}`, { recursive: true, force: true });
 const result = await build({
+  ...sharedOptions,
   absWorkingDir: ROOT,
   entryPoints: { 'cli.bundle': 'dist/src/cli.js' },
   outdir: OUT,
   chunkNames: `${CHUNKS}/[name]-[hash]`,
-  bundle: true,
   splitting: true,
   format: 'esm',
-  platform: 'node',
-  target: 'node20',
   plugins: [externals],
   // CommonJS packages inlined in an ES module call require() for Node's own modules and their files.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-  legalComments: 'none',
-  logLevel: 'warning',
-  metafile: true,
 });
 const files = Object.values(result.metafile.outputs);
 process.stdout.write(`cli bundle: ${files.length} files, ${Math.round(files.reduce((n, f) => n + f.bytes, 0) / 1024)} KiB in dist/src\n`);
+
+// The status bundle. What status imports when it runs (paths as written in dist/src's modules, by importer).
+const STATUS_IMPORTS = new Set(['cli/commands/inspect.js ../actions/status.js', 'cli/runtime.js ../app-state.js', 'cli/runtime.js ../config/env.js', 'cli/runtime.js ../config/tenants.js', 'cli.js ./config/env.js']);
+const STATUS = `${OUT}/cli-status.cjs`;
+const statusOnly: Plugin = {
+  name: 'status-only',
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, (args) => {
+      if (args.kind !== 'dynamic-import' || args.importer.includes('/node_modules/')) return undefined;
+      const from = args.importer.slice(`${OUT}/`.length);
+      return STATUS_IMPORTS.has(`${from} ${args.path}`) ? undefined : { path: `${from} ${args.path}`, namespace: 'not-in-status-bundle' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'not-in-status-bundle' }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`collections-sync: ${args.path} is not in the status bundle (scripts/bundle-cli.ts)`)});`,
+      loader: 'js',
+    }));
+  },
+};
+const statusResult = await build({
+  ...sharedOptions,
+  entryPoints: ['dist/src/cli.js'],
+  outfile: STATUS,
+  format: 'cjs',
+  write: false,
+  plugins: [statusOnly, externals],
+  // A CommonJS script has no import.meta: our modules' import.meta.url is the bundle's own URL.
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: "var __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+// esbuild escapes every non-ASCII character of code (its default charset) but leaves comments as they are: the
+// few of zod's become `?`, and the script is ASCII, which the loader reads without decoding.
+const statusText = statusResult.outputFiles[0]!.text.replace(/^([ \t]*\/\/.*)$/gm, (line) => line.replace(/[\u0080-\uffff]/g, '?'));
+if (!isAscii(Buffer.from(statusText))) throw new Error(`${STATUS}: non-ASCII characters outside line comments`);
+await writeFile(STATUS, statusText);
+await rm(`${STATUS}.cache`, { force: true });
+await warmStatusCache();
+process.stdout.write(`cli status bundle: ${Math.round(statusText.length / 1024)} KiB, code cache ${Math.round((await readFile(`${STATUS}.cache`)).length / 1024)} KiB\n`);
+
+/** Runs status once against a closed port, which writes its code cache (src/cli/code-cache.ts). */
+async function warmStatusCache(): Promise<void> {
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
+    });
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'cs-status-warm-'));
+  try {
+    const tenants = join(dir, 'tenants.json');
+    await writeFile(tenants, JSON.stringify({ tenants: [{ id: 'warm', collections: { clientId: 'warm', clientSecret: 'warm' }, platform: { kind: 'file', path: dir } }] }));
+    // No NODE_OPTIONS (a V8 flag there would make V8 refuse the cache at a user's run) nor the builder's settings.
+    const loader = new URL('../dist/src/cli/code-cache.js', import.meta.url).href;
+    const run = spawnSync(process.execPath, ['-e', `import(${JSON.stringify(loader)}).then((m) => m.runCachedMain(${JSON.stringify(STATUS)}, ['status']))`], {
+      env: { PATH: process.env['PATH'] ?? '', REDIS_URL: `redis://127.0.0.1:${String(port)}`, TENANTS_FILE: tenants, KEY_PREFIX: '{warm}', LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (!run.stderr.includes('cannot reach Redis')) throw new Error(`the status bundle's warm-up run did not get to Redis (exit ${String(run.status)}): ${run.stderr}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

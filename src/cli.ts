@@ -88,6 +88,9 @@ const invokedDirectly = (() => {
     return false;
   }
 })();
+// No top-level await: the status bundle (scripts/bundle-cli.ts) is a CommonJS script.
 if (invokedDirectly) {
-  process.exitCode = await main(process.argv.slice(2));
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }
