@@ -115,6 +115,9 @@ const statusResult = await build({
 const statusText = statusResult.outputFiles[0]!.text.replace(/^([ \t]*\/\/.*)$/gm, (line) => line.replace(/[\u0080-\uffff]/g, '?'));
 if (!isAscii(Buffer.from(statusText))) throw new Error(`${STATUS}: non-ASCII characters outside line comments`);
 await writeFile(STATUS, statusText);
+// Its loader (src/cli/code-cache.ts), required by bin/collections-sync.js, a CommonJS script.
+const LOADER = `${OUT}/cli-status-loader.cjs`;
+await build({ ...sharedOptions, entryPoints: ['dist/src/cli/code-cache.js'], outfile: LOADER, format: 'cjs', metafile: false });
 await rm(`${STATUS}.cache`, { force: true });
 await warmStatusCache();
 process.stdout.write(`cli status bundle: ${Math.round(statusText.length / 1024)} KiB, code cache ${Math.round((await readFile(`${STATUS}.cache`)).length / 1024)} KiB\n`);
@@ -132,8 +135,7 @@ async function warmStatusCache(): Promise<void> {
     const tenants = join(dir, 'tenants.json');
     await writeFile(tenants, JSON.stringify({ tenants: [{ id: 'warm', collections: { clientId: 'warm', clientSecret: 'warm' }, platform: { kind: 'file', path: dir } }] }));
     // No NODE_OPTIONS (a V8 flag there would make V8 refuse the cache at a user's run) nor the builder's settings.
-    const loader = new URL('../dist/src/cli/code-cache.js', import.meta.url).href;
-    const run = spawnSync(process.execPath, ['-e', `import(${JSON.stringify(loader)}).then((m) => m.runCachedMain(${JSON.stringify(STATUS)}, ['status']))`], {
+    const run = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(LOADER)}).runCachedMain(${JSON.stringify(STATUS)}, ['status'])`], {
       env: { PATH: process.env['PATH'] ?? '', REDIS_URL: `redis://127.0.0.1:${String(port)}`, TENANTS_FILE: tenants, KEY_PREFIX: '{warm}', LOG_LEVEL: 'silent' },
       encoding: 'utf8',
       timeout: 60_000,
