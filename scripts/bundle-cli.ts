@@ -23,6 +23,7 @@
 import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +111,11 @@ const statusResult = await build({
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: "var __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+// A CommonJS script requires what it does not inline: Node 20 cannot require an ES module package, so status may
+// take nothing from node_modules but what is inlined (debug's optional supports-color aside, a require in a try).
+const required = Object.values(statusResult.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external && !isBuiltin(i.path)).map((i) => i.path));
+const unexpected = [...new Set(required)].filter((p) => p !== 'supports-color');
+if (unexpected.length > 0) throw new Error(`${STATUS} would require ${unexpected.join(', ')} from node_modules: inline them (INLINED) or keep them off status's path`);
 // esbuild escapes every non-ASCII character of code (its default charset) but leaves comments as they are: the
 // few of zod's become `?`, and the script is ASCII, which the loader reads without decoding.
 const statusText = statusResult.outputFiles[0]!.text.replace(/^([ \t]*\/\/.*)$/gm, (line) => line.replace(/[\u0080-\uffff]/g, '?'));
