@@ -25,6 +25,7 @@ const scriptText = (value: string): string =>
 
 interface Load {
   cache: string;
+  kind: string | null;
   value: string;
   total: number;
   file: string;
@@ -32,12 +33,12 @@ interface Load {
   code: number;
 }
 
-function load(file: string, cacheFile?: string): Promise<Load> {
+function load(file: string, cacheFile?: string, kind?: 'warm-up' | 'run'): Promise<Load> {
   const code = [
     `const m = await import(${JSON.stringify(LOADER)});`,
     `const s = m.loadCachedScript(${JSON.stringify(file)}${cacheFile === undefined ? '' : `, ${JSON.stringify(cacheFile)}`});`,
     'const code = await s.exports.main(["a", "b"]);',
-    'process.stdout.write(JSON.stringify({ cache: s.cache, value: s.exports.value, total: s.exports.total, file: s.exports.file, saved: s.save(), code }));',
+    `process.stdout.write(JSON.stringify({ cache: s.cache, kind: s.cacheKind ?? null, value: s.exports.value, total: s.exports.total, file: s.exports.file, saved: s.save(${kind === undefined ? '' : JSON.stringify(kind)}), code }));`,
   ].join('\n');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -71,10 +72,19 @@ describe('a script with a code cache', () => {
     const first = await load(file);
     expect(first).toMatchObject({ cache: 'absent', saved: true, file, ...expected });
     const second = await load(file);
-    expect(second).toMatchObject({ cache: 'used', saved: false, ...expected });
+    expect(second).toMatchObject({ cache: 'used', kind: 'run', saved: false, ...expected });
     // The cache's own content: a header, then V8's data.
     const raw = await readFile(`${file}.cache`);
-    expect(raw.subarray(0, 8).toString('latin1')).toBe('csv8c001');
+    expect(raw.subarray(0, 8).toString('latin1')).toBe('csv8c2r\0');
+  });
+
+  it("uses the build's warm-up cache, and replaces it with the first real run's", async () => {
+    const file = await freshScript();
+    expect(await load(file, undefined, 'warm-up')).toMatchObject({ cache: 'absent', saved: true, ...expected });
+    expect(await load(file, undefined, 'warm-up')).toMatchObject({ cache: 'used', kind: 'warm-up', saved: false });
+    expect(await load(file)).toMatchObject({ cache: 'used', kind: 'warm-up', saved: true, ...expected });
+    expect(await load(file)).toMatchObject({ cache: 'used', kind: 'run', saved: false, ...expected });
+    expect(await load(file, undefined, 'warm-up')).toMatchObject({ cache: 'used', kind: 'run', saved: false });
   });
 
   it('does not give V8 a damaged cache (V8 would crash on it): runs from the text and writes a good one', async () => {
@@ -102,8 +112,9 @@ describe('a script with a code cache', () => {
     const source = await readFile(file);
     // V8's data for another script (another length), with a header that matches this one: only V8 can refuse it.
     const data = new Script('(function () { return 1; })').createCachedData();
-    const digest = createHash('sha256').update(source).update(data).digest();
-    await writeFile(`${file}.cache`, Buffer.concat([Buffer.from('csv8c001', 'latin1'), digest, data]));
+    const magic = Buffer.from('csv8c2r\0', 'latin1');
+    const digest = createHash('sha256').update(source).update(magic).update(data).digest();
+    await writeFile(`${file}.cache`, Buffer.concat([magic, digest, data]));
     expect(await load(file)).toMatchObject({ cache: 'rejected', saved: true, ...expected });
     expect(await load(file)).toMatchObject({ cache: 'used', ...expected });
   });
