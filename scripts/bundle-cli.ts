@@ -96,7 +96,7 @@ const statusOnly: Plugin = {
       return STATUS_IMPORTS.has(`${from} ${args.path}`) ? undefined : { path: `${from} ${args.path}`, namespace: 'not-in-status-bundle' };
     });
     b.onLoad({ filter: /.*/, namespace: 'not-in-status-bundle' }, (args) => ({
-      contents: `throw new Error(${JSON.stringify(`collections-sync: ${args.path} is not in the status bundle (scripts/bundle-cli.ts)`)});`,
+      contents: `throw new Error(${JSON.stringify(`${args.path} is not in the status bundle (scripts/bundle-cli.ts)`)});`,
       loader: 'js',
     }));
   },
