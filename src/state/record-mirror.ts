@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
 import { decodeDay, decodeUuid, encodeDay, formatUuid, uuidPart } from './compact.js';
-import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, varint, type Segments } from './packed.js';
+import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, type Segments } from './packed.js';
 import { decodeIdSegment } from './record-state.js';
 import { stateScript } from './script.js';
 import { stateKey } from './keys.js';
@@ -62,36 +62,130 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const zigzag = (n: number): number => (n >= 0 ? 2 * n : -2 * n - 1);
 const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
-/** A number's shortest exact form: [kind, bytes]. */
-function numberCell(n: number): [number, Buffer] {
-  const text = Buffer.from(String(n), 'latin1');
-  let best: [number, Buffer] = [CELL.numberText, text];
-  const consider = (kind: number, m: number): void => {
+/**
+ * A segment written byte by byte into one scratch buffer (grown as needed), copied out once at the end: a
+ * mirror put packs every record a sync pushes, and a buffer per cell (and per varint) was most of its cost.
+ */
+class SegmentWriter {
+  #buf = Buffer.allocUnsafe(512);
+  #n = 0;
+
+  reset(): void {
+    this.#n = 0;
+  }
+
+  #room(k: number): void {
+    if (this.#n + k <= this.#buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(2 * this.#buf.length, this.#n + k));
+    this.#buf.copy(next, 0, 0, this.#n);
+    this.#buf = next;
+  }
+
+  byte(b: number): void {
+    this.#room(1);
+    this.#buf[this.#n] = b;
+    this.#n += 1;
+  }
+
+  varint(n: number): void {
+    while (n >= 128) {
+      this.byte(128 + (n % 128));
+      n = Math.floor(n / 128);
+    }
+    this.byte(n);
+  }
+
+  bytes(b: Buffer): void {
+    this.#room(b.length);
+    b.copy(this.#buf, this.#n);
+    this.#n += b.length;
+  }
+
+  /** `s` in UTF-8 (`byteLength` of it, known); or one byte a character, each given by `code`. */
+  text(s: string, byteLength: number): void {
+    this.#room(byteLength);
+    this.#n += this.#buf.write(s, this.#n, byteLength, 'utf8');
+  }
+
+  /** A canonical GUID's 16 bytes. */
+  guid(s: string): void {
+    this.#room(16);
+    let hi = -1;
+    for (let i = 0; i < s.length; i += 1) {
+      const c = s.charCodeAt(i);
+      if (c === 0x2d) continue;
+      const v = c <= 0x39 ? c - 0x30 : c - 0x57;
+      if (hi < 0) hi = v;
+      else {
+        this.#buf[this.#n] = hi * 16 + v;
+        this.#n += 1;
+        hi = -1;
+      }
+    }
+  }
+
+  /** Arabic text, one byte a character (arabicKind said it fits). */
+  arabic(s: string): void {
+    this.#room(s.length);
+    for (let i = 0; i < s.length; i += 1) {
+      const c = s.charCodeAt(i);
+      this.#buf[this.#n + i] = c < 0x80 ? c : c - 0x600 + 0x80;
+    }
+    this.#n += s.length;
+  }
+
+  out(): Buffer {
+    const b = Buffer.allocUnsafe(this.#n);
+    this.#buf.copy(b, 0, 0, this.#n);
+    return b;
+  }
+}
+
+const varintLength = (n: number): number => {
+  let len = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    len += 1;
+  }
+  return len;
+};
+
+/** A number's shortest exact form, written as a cell: a zigzag varint (integer or hundredths) when shorter than its text. */
+function numberCell(w: SegmentWriter, n: number): void {
+  const text = String(n);
+  let kind: number = CELL.numberText;
+  let varintOf: number | undefined;
+  const consider = (k: number, m: number): void => {
     if (!Number.isSafeInteger(m)) return;
-    const bytes = varint(zigzag(m));
-    if (bytes.length < best[1].length) best = [kind, bytes];
+    if (varintLength(zigzag(m)) < text.length) {
+      kind = k;
+      varintOf = zigzag(m);
+    }
   };
   if (Number.isSafeInteger(n)) consider(CELL.integer, n);
   else {
     const m = Math.round(n * 100);
     if (m / 100 === n) consider(CELL.hundredths, m);
   }
-  return best;
+  if (varintOf === undefined) {
+    w.varint(8 * text.length + kind + 1);
+    w.text(text, text.length);
+  } else {
+    w.varint(8 * varintLength(varintOf) + kind + 1);
+    w.varint(varintOf);
+  }
 }
 
-/** Arabic text in one byte a character when it has nothing outside ASCII and U+0600-U+067F; else undefined. */
-function arabicBytes(s: string): Buffer | undefined {
-  const out = Buffer.alloc(s.length);
+/** Whether a text fits one byte a character: nothing outside ASCII and U+0600-U+067F, and some Arabic in it. */
+function isArabicText(s: string): boolean {
   let arabic = false;
   for (let i = 0; i < s.length; i += 1) {
     const c = s.charCodeAt(i);
-    if (c < 0x80) out[i] = c;
-    else if (c >= 0x600 && c < 0x680) {
-      out[i] = c - 0x600 + 0x80;
-      arabic = true;
-    } else return undefined;
+    if (c < 0x80) continue;
+    if (c >= 0x600 && c < 0x680) arabic = true;
+    else return false;
   }
-  return arabic ? out : undefined;
+  return arabic;
 }
 
 function fromArabicBytes(b: Buffer): string {
@@ -100,26 +194,37 @@ function fromArabicBytes(b: Buffer): string {
   return out;
 }
 
+const writer = new SegmentWriter();
+
 function pack(uuid: string | undefined, cells: Cell[]): Buffer {
   let end = cells.length;
   while (end > 0 && cells[end - 1] === null) end -= 1;
-  const parts: Buffer[] = [Buffer.from('C')];
-  const cell = (kind: number, bytes: Buffer): void => {
-    parts.push(varint(8 * bytes.length + kind + 1), bytes);
-  };
-  if (uuid === undefined) parts.push(varint(0));
-  else cell(CELL.text, uuidPart(uuid));
-  for (const c of cells.slice(0, end)) {
-    if (c === null) parts.push(varint(0));
-    else if (typeof c === 'number') cell(...numberCell(c));
-    else if (GUID.test(c)) cell(CELL.guid, Buffer.from(c.replace(/-/g, ''), 'hex'));
-    else {
-      const arabic = arabicBytes(c);
-      if (arabic) cell(CELL.arabic, arabic);
-      else cell(CELL.text, Buffer.from(c, 'utf8'));
+  const w = writer;
+  w.reset();
+  w.byte(0x43); // C
+  if (uuid === undefined) w.varint(0);
+  else {
+    const part = uuidPart(uuid);
+    w.varint(8 * part.length + CELL.text + 1);
+    w.bytes(part);
+  }
+  for (let i = 0; i < end; i += 1) {
+    const c = cells[i] as Cell;
+    if (c === null) w.varint(0);
+    else if (typeof c === 'number') numberCell(w, c);
+    else if (GUID.test(c)) {
+      w.varint(8 * 16 + CELL.guid + 1);
+      w.guid(c);
+    } else if (isArabicText(c)) {
+      w.varint(8 * c.length + CELL.arabic + 1);
+      w.arabic(c);
+    } else {
+      const len = Buffer.byteLength(c, 'utf8');
+      w.varint(8 * len + CELL.text + 1);
+      w.text(c, len);
     }
   }
-  return Buffer.concat(parts);
+  return w.out();
 }
 
 /** A `C` segment's cells (cell 0: the uuid part's bytes, or null). */
