@@ -50,8 +50,68 @@ export function snakeCase(word: string): string {
   return word.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
+const snakeCases = new Map<string, string>();
+
+/** snakeCase of an outcome word, remembered (a handful of words, converted once each). */
+function outcomeLabel(word: string): string {
+  let out = snakeCases.get(word);
+  if (out === undefined) {
+    out = snakeCase(word);
+    if (snakeCases.size < 1000) snakeCases.set(word, out);
+  }
+  return out;
+}
+
 function outcomeCounter<L extends string>(counter: Counter<L>): OutcomeCounter<L> {
-  return { inc: (labels, value) => counter.inc({ ...labels, outcome: snakeCase(labels.outcome) }, value) };
+  return { inc: (labels, value) => counter.inc({ ...labels, outcome: outcomeLabel(labels.outcome) }, value) };
+}
+
+/**
+ * A counter incremented on the hot path (once per record or per request): its increments add up in a Map keyed by
+ * the label values and reach prom-client when the counter is read (its `collect`, at every scrape or `get`).
+ * prom-client hashes and checks the labels on every `inc`; here that happens once per label set and scrape. A
+ * label set seen for the first time goes to prom-client at once (with 0), so bad labels still throw at the call,
+ * as do values that are not finite or negative.
+ */
+function tallied<L extends string>(counter: Counter<L>, labelNames: readonly L[]): Counter<L> {
+  const direct = counter.inc.bind(counter) as (labels: LabelValues<L>, value?: number) => void;
+  const reset = counter.reset.bind(counter);
+  const pending = new Map<string, { labels: LabelValues<L>; n: number }>();
+  const flush = (): void => {
+    for (const p of pending.values()) if (p.n > 0) direct(p.labels, p.n);
+    pending.clear();
+  };
+  const inc = (labels?: LabelValues<L> | number, value?: number): void => {
+    if (typeof labels !== 'object') {
+      direct({}, labels);
+      return;
+    }
+    const n = value ?? 1;
+    if (!Number.isFinite(n) || n < 0) {
+      direct(labels, n); // prom-client's own error
+      return;
+    }
+    let key = '';
+    for (const name of labelNames) {
+      const v = String(labels[name] ?? '');
+      key += `${v.length}:${v}`;
+    }
+    const p = pending.get(key);
+    if (p) p.n += n;
+    else {
+      direct(labels, 0);
+      pending.set(key, { labels: { ...labels }, n });
+    }
+  };
+  Object.assign(counter, {
+    inc,
+    collect: flush,
+    reset: () => {
+      pending.clear();
+      reset();
+    },
+  });
+  return counter;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean; version?: string } = {}): Metrics {
@@ -82,19 +142,25 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       registers: r,
     }),
     records: outcomeCounter(
+      tallied(
+        new Counter({
+          name: 'collections_sync_records_total',
+          help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
+          labelNames: ['tenant', 'entity', 'outcome'],
+          registers: r,
+        }),
+        ['tenant', 'entity', 'outcome'],
+      ),
+    ),
+    httpRequests: tallied(
       new Counter({
-        name: 'collections_sync_records_total',
-        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
-        labelNames: ['tenant', 'entity', 'outcome'],
+        name: 'collections_sync_service_requests_total',
+        help: 'Requests to the collections service by route (path template), method and status',
+        labelNames: ['route', 'method', 'status'],
         registers: r,
       }),
+      ['route', 'method', 'status'],
     ),
-    httpRequests: new Counter({
-      name: 'collections_sync_service_requests_total',
-      help: 'Requests to the collections service by route (path template), method and status',
-      labelNames: ['route', 'method', 'status'],
-      registers: r,
-    }),
     httpSeconds: new Histogram({
       name: 'collections_sync_service_request_duration_seconds',
       help: 'Latency of requests to the collections service',
