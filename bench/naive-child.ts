@@ -3,7 +3,8 @@
  * undici loop with a fixed token and a fixed number of requests in flight: every contact POSTed, then every
  * invoice that is not a draft POSTed to the create-update with its contact's uuid and its payments folded in
  * (each record once; no state, no Redis, no retries). Bodies are built by the same mapper as the worker's.
- * Started with `fork`; arguments in NAIVE_* variables; sends one `{ requests, ms, records }` message.
+ * Started with `fork`; arguments in NAIVE_* variables; sends one `{ requests, ms, cpuMs, records }` message (its CPU
+ * time over the run).
  */
 import { Agent, request } from 'undici';
 import { FileAdapter } from '../src/platforms/file/index.js';
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
   const adapter = new FileAdapter({ folder: env('NAIVE_FOLDER') });
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const contacts = (await readAll(adapter, 'contacts')) as ContactRecord[];
   const invoices = (await readAll(adapter, 'invoices')) as InvoiceRecord[];
   const payments = (await readAll(adapter, 'payments')) as PaymentRecord[];
@@ -79,8 +81,10 @@ async function main(): Promise<void> {
     }),
   );
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   await agent.close();
-  process.send?.({ requests, ms, records: contacts.length + invoices.length + payments.length }, () => process.exit(0));
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  process.send?.({ requests, ms, cpuMs, records: contacts.length + invoices.length + payments.length }, () => process.exit(0));
 }
 
 main().catch((err: unknown) => {

@@ -24,8 +24,10 @@ export interface NaiveConfig {
 export interface NaiveRow {
   latencyMs: number;
   records: number;
-  worker: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number };
-  naive: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number };
+  /** CPU per request (ms): the worker process, Redis and the simulator (this process) over the worker's run. */
+  worker: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number; cpuMsPerRequest: number; redisCpuMsPerRequest: number; simulatorCpuMsPerRequest: number };
+  /** CPU per request (ms): the naive process and the simulator over its run. */
+  naive: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number; cpuMsPerRequest: number; simulatorCpuMsPerRequest: number };
   /** worker requests/s / naive requests/s. */
   ratio: number;
   /** worker records/s / naive records/s. */
@@ -40,7 +42,7 @@ export interface NaiveResult {
 }
 
 const SCRIPT = fileURLToPath(new URL('../naive-child.ts', import.meta.url));
-const answerSchema = z.object({ requests: z.number(), ms: z.number(), records: z.number() });
+const answerSchema = z.object({ requests: z.number(), ms: z.number(), cpuMs: z.number(), records: z.number() });
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
 async function runNaive(env: Record<string, string>): Promise<z.infer<typeof answerSchema>> {
@@ -72,9 +74,27 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     const clientId = `naive-${tenant}`;
     bench.sim.setClient(clientId, `secret-${clientId}`);
     const token = await requestToken({ authUrl: bench.sim.authUrl, clientId, clientSecret: new Secret(`secret-${clientId}`) });
+    const sim0 = process.cpuUsage();
     const n = await runNaive({ NAIVE_BASE_URL: bench.sim.baseUrl, NAIVE_TOKEN: token.accessToken, NAIVE_CONCURRENCY: String(c), NAIVE_FOLDER: folder });
-    const worker = { requests: m.requests, runMs: wMs, requestsPerS: round(m.requests / (wMs / 1000), 1), recordsPerS: round(data.records / (wMs / 1000), 1) };
-    const naive = { requests: n.requests, runMs: Math.round(n.ms), requestsPerS: round(n.requests / (n.ms / 1000), 1), recordsPerS: round(data.records / (n.ms / 1000), 1) };
+    // The simulator's CPU over the naive run includes this process's wait for the child (and the child's start).
+    const sim = process.cpuUsage(sim0);
+    const worker = {
+      requests: m.requests,
+      runMs: wMs,
+      requestsPerS: round(m.requests / (wMs / 1000), 1),
+      recordsPerS: round(data.records / (wMs / 1000), 1),
+      cpuMsPerRequest: round(m.workerCpuMs / m.requests),
+      redisCpuMsPerRequest: round(m.redis.cpuMs / m.requests),
+      simulatorCpuMsPerRequest: round(m.simulatorCpuMs / m.requests),
+    };
+    const naive = {
+      requests: n.requests,
+      runMs: Math.round(n.ms),
+      requestsPerS: round(n.requests / (n.ms / 1000), 1),
+      recordsPerS: round(data.records / (n.ms / 1000), 1),
+      cpuMsPerRequest: round(n.cpuMs / n.requests),
+      simulatorCpuMsPerRequest: round((sim.user + sim.system) / 1000 / n.requests),
+    };
     const row: NaiveRow = {
       latencyMs,
       records: data.records,
@@ -87,6 +107,9 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     rows.push(row);
     bench.log(
       `  ${latencyMs} ms, c=${c}: worker ${worker.requestsPerS} req/s (${worker.recordsPerS} rec/s), naive ${naive.requestsPerS} req/s (${naive.recordsPerS} rec/s): worker / naive ${row.ratio} (records ${row.recordsRatio})`,
+    );
+    bench.log(
+      `    CPU ms per request: worker ${worker.cpuMsPerRequest} + Redis ${worker.redisCpuMsPerRequest} + simulator ${worker.simulatorCpuMsPerRequest}; naive ${naive.cpuMsPerRequest} + simulator ${naive.simulatorCpuMsPerRequest}`,
     );
   }
   return { config: cfg, rows };
