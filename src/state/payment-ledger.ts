@@ -103,6 +103,9 @@ end
 return out
 `);
 
+/** An invoice's payment amounts as TOTALS answers them (made once: a zod schema is dear to build, and this is per invoice). */
+const amountsSchema = z.array(amountSchema);
+
 /** Sums decimal amounts without float noise (to a millionth, far below any currency's minor unit). */
 function sum(amounts: number[]): number {
   return Math.round(amounts.reduce((a, b) => a + b, 0) * 1e6) / 1e6;
@@ -150,7 +153,7 @@ export class PaymentLedger {
     invoiceIds.forEach((id, i) => {
       const amounts = reply[i];
       if (amounts === null || amounts === undefined) return;
-      out.set(id, sum(parseValue(z.array(amountSchema), amounts, keys[0] ?? '', `payments of invoice ${id}`)));
+      out.set(id, sum(parseValue(amountsSchema, amounts, keys[0] ?? '', `payments of invoice ${id}`)));
     });
     return out;
   }
