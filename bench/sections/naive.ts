@@ -46,7 +46,10 @@ const answerSchema = z.object({ requests: z.number(), ms: z.number(), cpuMs: z.n
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
 async function runNaive(env: Record<string, string>): Promise<z.infer<typeof answerSchema>> {
-  const child = fork(SCRIPT, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: the naive loop writes its CPU profile there too (beside the workers').
+  const prof = process.env['BENCH_CPU_PROF'];
+  const execArgv = ['--import', 'tsx', ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [])];
+  const child = fork(SCRIPT, [], { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m: unknown) => {
       const parsed = answerSchema.safeParse(m);
