@@ -103,7 +103,7 @@ class SegmentWriter {
     this.#n += b.length;
   }
 
-  /** `s` in UTF-8 (`byteLength` of it, known); or one byte a character, each given by `code`. */
+  /** `s` in UTF-8 (its `byteLength` known). */
   text(s: string, byteLength: number): void {
     this.#room(byteLength);
     this.#n += this.#buf.write(s, this.#n, byteLength, 'utf8');
