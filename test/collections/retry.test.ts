@@ -151,7 +151,9 @@ describe('ambiguous failures', () => {
 
   it('a headers timeout is ambiguous', async () => {
     const c = f.makeClient({ timeouts: { headersMs: 200 }, retries: 0 });
-    f.sim.setFaults({ latencyMs: 1_000 });
+    // undici's headers timeout runs on its coarse timers (a tick every ~500 ms): a 200 ms timeout fires after
+    // 200-1,200 ms, so the answer comes well after that (at 1,000 ms it sometimes won the race on a loaded machine).
+    f.sim.setFaults({ latencyMs: 4_000 });
     const err = await caught(c.listContacts());
     expect(err).toBeInstanceOf(AmbiguousError);
     expect(JSON.stringify(err)).toContain('UND_ERR_HEADERS_TIMEOUT');
