@@ -181,6 +181,15 @@ function follow(outer: AbortSignal, abort: RequestAbort): Set<RequestAbort> | un
 /** Failures before a byte of the request could have reached the service. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
+/**
+ * An error without a code (not a socket's or undici's): its name and message, so the log says what it was. Such an
+ * error of undici's own setup once read "unknown" in every token call's failure, and hid the cause for a day.
+ */
+function uncoded(err: unknown): string {
+  if (!(err instanceof Error)) return 'unknown';
+  return `${err.name}: ${err.message}`.slice(0, 200);
+}
+
 function errCode(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code = (err as { code?: unknown }).code;
@@ -203,6 +212,6 @@ export function classifyNetworkError(
   if (code !== undefined && NOT_SENT.has(code)) {
     return new TransientError({ route: ctx.route, message: `could not reach the service (${code})`, cause: err });
   }
-  const what = ctx.timedOut ? `no answer within ${ctx.timeoutMs} ms` : `connection failed after sending (${code ?? 'unknown'})`;
+  const what = ctx.timedOut ? `no answer within ${ctx.timeoutMs} ms` : `connection failed after sending (${code ?? uncoded(err)})`;
   return new AmbiguousError({ route: ctx.route, message: what, idempotent: ctx.idempotent, cause: err });
 }

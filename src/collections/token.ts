@@ -56,7 +56,11 @@ export async function requestToken(o: RequestTokenOptions): Promise<IssuedToken>
     );
   } catch (err) {
     // Asking again is harmless (it only issues another token), so an unanswered request is transient here.
-    if (err instanceof AmbiguousError) throw new TransientError({ route, message: 'no answer from the token endpoint (a token may have been issued)', cause: err.cause });
+    if (err instanceof AmbiguousError) {
+      // The AmbiguousError's message ends with what happened (a timeout, a reset, ...): kept after the route.
+      const why = (err.message.startsWith(`${route}: `) ? err.message.slice(route.length + 2) : err.message).replace(/; the write may have happened$/, '');
+      throw new TransientError({ route, message: `no answer from the token endpoint (a token may have been issued): ${why}`, cause: err.cause });
+    }
     throw err;
   }
 
