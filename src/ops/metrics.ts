@@ -7,7 +7,7 @@
  * `outcome` are snake_case (`dead_lettered`) whatever the spelling of the caller's word (run counts say
  * `deadLettered`); `route` is the path template alone, the method has its own label.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type LabelValues } from 'prom-client';
 import { packageVersion } from '../version.js';
 
 /** A counter with an `outcome` label, written in snake_case. */
@@ -67,13 +67,15 @@ function outcomeCounter<L extends string>(counter: Counter<L>): OutcomeCounter<L
 }
 
 /**
- * A counter incremented on the hot path (once per record or per request): its increments add up in a Map keyed by
+ * A counter (made here from its configuration) incremented on the hot path (once per record or per request): its increments add up in a Map keyed by
  * the label values and reach prom-client when the counter is read (its `collect`, at every scrape or `get`).
  * prom-client hashes and checks the labels on every `inc`; here that happens once per label set and scrape. A
  * label set seen for the first time goes to prom-client at once (with 0), so bad labels still throw at the call,
  * as do values that are not finite or negative.
  */
-function tallied<L extends string>(counter: Counter<L>, labelNames: readonly L[]): Counter<L> {
+function talliedCounter<L extends string>(config: CounterConfiguration<L> & { labelNames: readonly L[] }): Counter<L> {
+  const counter = new Counter(config);
+  const labelNames = config.labelNames;
   const direct = counter.inc.bind(counter) as (labels: LabelValues<L>, value?: number) => void;
   const reset = counter.reset.bind(counter);
   const pending = new Map<string, { labels: LabelValues<L>; n: number }>();
@@ -142,25 +144,19 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       registers: r,
     }),
     records: outcomeCounter(
-      tallied(
-        new Counter({
-          name: 'collections_sync_records_total',
-          help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
-          labelNames: ['tenant', 'entity', 'outcome'],
-          registers: r,
-        }),
-        ['tenant', 'entity', 'outcome'],
-      ),
-    ),
-    httpRequests: tallied(
-      new Counter({
-        name: 'collections_sync_service_requests_total',
-        help: 'Requests to the collections service by route (path template), method and status',
-        labelNames: ['route', 'method', 'status'],
+      talliedCounter({
+        name: 'collections_sync_records_total',
+        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
+        labelNames: ['tenant', 'entity', 'outcome'] as const,
         registers: r,
       }),
-      ['route', 'method', 'status'],
     ),
+    httpRequests: talliedCounter({
+      name: 'collections_sync_service_requests_total',
+      help: 'Requests to the collections service by route (path template), method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: r,
+    }),
     httpSeconds: new Histogram({
       name: 'collections_sync_service_request_duration_seconds',
       help: 'Latency of requests to the collections service',
