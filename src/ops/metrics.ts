@@ -67,8 +67,8 @@ function outcomeCounter<L extends string>(counter: Counter<L>): OutcomeCounter<L
 }
 
 /**
- * A counter (made here from its configuration) incremented on the hot path (once per record or per request): its increments add up in a Map keyed by
- * the label values and reach prom-client when the counter is read (its `collect`, at every scrape or `get`).
+ * A counter (made here from its configuration) incremented on the hot path (once per record or per request): its
+ * increments add up in a Map keyed by the label values and reach prom-client when the counter is read (its `collect`, at every scrape or `get`).
  * prom-client hashes and checks the labels on every `inc`; here that happens once per label set and scrape. A
  * label set seen for the first time goes to prom-client at once (with 0), so bad labels still throw at the call,
  * as do values that are not finite or negative.
