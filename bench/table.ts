@@ -34,6 +34,14 @@ export function tableRows(report: Report): Row[] {
         `>= ${n(r.goal, 1)} (worker / naive)`,
         n(r.ratio, 2),
       ]);
+      if (r.latencyMs > 0) {
+        rows.push([
+          `  requests in flight at the service, ${r.latencyMs} ms`,
+          `worker ${n(r.worker.meanInFlight, 1)}, naive ${n(r.naive.meanInFlight, 1)} (mean over each run)`,
+          `${naive.config.concurrency}`,
+          n(r.worker.meanInFlight / r.naive.meanInFlight, 2),
+        ]);
+      }
     }
   }
   if (scaleOut) {

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { requestToken } from '../../src/collections/token.js';
 import { Secret } from '../../src/config/secret.js';
 import { writeDataSet } from '../data.js';
-import { assertSucceeded, deploy, measure, runMs, type Bench } from '../harness.js';
+import { assertSucceeded, clientIdOf, deploy, measure, runMs, type Bench } from '../harness.js';
 
 export interface NaiveConfig {
   concurrency: number;
@@ -25,9 +25,19 @@ export interface NaiveRow {
   latencyMs: number;
   records: number;
   /** CPU per request (ms): the worker process, Redis and the simulator (this process) over the worker's run. */
-  worker: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number; cpuMsPerRequest: number; redisCpuMsPerRequest: number; simulatorCpuMsPerRequest: number };
+  worker: {
+    requests: number;
+    runMs: number;
+    requestsPerS: number;
+    recordsPerS: number;
+    cpuMsPerRequest: number;
+    redisCpuMsPerRequest: number;
+    simulatorCpuMsPerRequest: number;
+    /** Requests in flight at the simulator, mean over the run (of `concurrency`). */
+    meanInFlight: number;
+  };
   /** CPU per request (ms): the naive process and the simulator over its run. */
-  naive: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number; cpuMsPerRequest: number; simulatorCpuMsPerRequest: number };
+  naive: { requests: number; runMs: number; requestsPerS: number; recordsPerS: number; cpuMsPerRequest: number; simulatorCpuMsPerRequest: number; meanInFlight: number };
   /** worker requests/s / naive requests/s. */
   ratio: number;
   /** worker records/s / naive records/s. */
@@ -69,7 +79,11 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     const folder = join(bench.root, tenant);
     const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 300 + latencyMs, idPrefix: `N${latencyMs}` });
     const d = await deploy(bench, tenant, [{ id: tenant, folder }], 1, { SYNC_CONCURRENCY: String(c), TENANT_INFLIGHT_LIMIT: String(c) });
+    // Request-milliseconds in flight at the simulator, per client: over a run, ÷ its time = how full it kept its pool.
+    const inFlightMs = (clientId: string): number => bench.sim.counters().inFlightMsByClient[clientId] ?? 0;
+    const w0 = inFlightMs(clientIdOf(tenant));
     const m = await measure(bench, d.workers, () => d.sync(tenant, 'full'));
+    const wInFlightMs = inFlightMs(clientIdOf(tenant)) - w0;
     assertSucceeded(m.value, `${tenant} full`);
     await d.close();
     const wMs = runMs(m.value);
@@ -78,9 +92,11 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     bench.sim.setClient(clientId, `secret-${clientId}`);
     const token = await requestToken({ authUrl: bench.sim.authUrl, clientId, clientSecret: new Secret(`secret-${clientId}`) });
     const sim0 = process.cpuUsage();
+    const n0 = inFlightMs(clientId);
     const n = await runNaive({ NAIVE_BASE_URL: bench.sim.baseUrl, NAIVE_TOKEN: token.accessToken, NAIVE_CONCURRENCY: String(c), NAIVE_FOLDER: folder });
     // The simulator's CPU over the naive run includes this process's wait for the child (and the child's start).
     const sim = process.cpuUsage(sim0);
+    const nInFlightMs = inFlightMs(clientId) - n0;
     const worker = {
       requests: m.requests,
       runMs: wMs,
@@ -89,6 +105,7 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
       cpuMsPerRequest: round(m.workerCpuMs / m.requests),
       redisCpuMsPerRequest: round(m.redis.cpuMs / m.requests),
       simulatorCpuMsPerRequest: round(m.simulatorCpuMs / m.requests),
+      meanInFlight: round(wInFlightMs / wMs, 1),
     };
     const naive = {
       requests: n.requests,
@@ -97,6 +114,7 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
       recordsPerS: round(data.records / (n.ms / 1000), 1),
       cpuMsPerRequest: round(n.cpuMs / n.requests),
       simulatorCpuMsPerRequest: round((sim.user + sim.system) / 1000 / n.requests),
+      meanInFlight: round(nInFlightMs / n.ms, 1),
     };
     const row: NaiveRow = {
       latencyMs,
@@ -110,6 +128,9 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     rows.push(row);
     bench.log(
       `  ${latencyMs} ms, c=${c}: worker ${worker.requestsPerS} req/s (${worker.recordsPerS} rec/s), naive ${naive.requestsPerS} req/s (${naive.recordsPerS} rec/s): worker / naive ${row.ratio} (records ${row.recordsRatio})`,
+    );
+    bench.log(
+      `    requests in flight at the service, mean over the run: worker ${worker.meanInFlight}, naive ${naive.meanInFlight} (of ${c})`,
     );
     bench.log(
       `    CPU ms per request: worker ${worker.cpuMsPerRequest} + Redis ${worker.redisCpuMsPerRequest} + simulator ${worker.simulatorCpuMsPerRequest}; naive ${naive.cpuMsPerRequest} + simulator ${naive.simulatorCpuMsPerRequest}`,

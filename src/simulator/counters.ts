@@ -14,6 +14,7 @@ function empty(): SimulatorCounters {
     supersededInFlight: 0,
     maxConcurrency: 0,
     maxConcurrencyByClient: {},
+    inFlightMsByClient: {},
     faultsInjected: {},
     writesCommitted: 0,
   };
@@ -33,6 +34,8 @@ export interface InFlightEntry {
 export class Counters {
   #c: SimulatorCounters = empty();
   readonly #inFlight = new Map<string, Set<InFlightEntry>>();
+  /** Per client, when its number in flight last changed (for inFlightMsByClient). */
+  readonly #changedAt = new Map<string, number>();
   #inFlightTotal = 0;
 
   request(route: string, status: string): void {
@@ -57,6 +60,7 @@ export class Counters {
     const entry: InFlightEntry = { clientId, route, gen, superseded: false };
     let set = this.#inFlight.get(clientId);
     if (!set) this.#inFlight.set(clientId, (set = new Set()));
+    this.#accrue(clientId, set.size);
     set.add(entry);
     this.#inFlightTotal += 1;
     if (this.#inFlightTotal > this.#c.maxConcurrency) this.#c.maxConcurrency = this.#inFlightTotal;
@@ -67,7 +71,20 @@ export class Counters {
 
   leave(entry: InFlightEntry): void {
     const set = this.#inFlight.get(entry.clientId);
-    if (set?.delete(entry)) this.#inFlightTotal -= 1;
+    if (!set?.has(entry)) return;
+    this.#accrue(entry.clientId, set.size);
+    set.delete(entry);
+    this.#inFlightTotal -= 1;
+  }
+
+  /** Adds `n` requests in flight since the client's last change to its request-milliseconds. */
+  #accrue(clientId: string, n: number): void {
+    const now = performance.now();
+    const last = this.#changedAt.get(clientId);
+    this.#changedAt.set(clientId, now);
+    if (last === undefined || n === 0) return;
+    const byClient = this.#c.inFlightMsByClient;
+    byClient[clientId] = (byClient[clientId] ?? 0) + n * (now - last);
   }
 
   /** A token of generation `gen` was issued to `clientId`: count its older-token requests still in flight. */
@@ -90,11 +107,15 @@ export class Counters {
   }
 
   snapshot(): SimulatorCounters {
+    // Up to now: a client with requests in flight accrues them until this moment.
+    for (const [clientId, set] of this.#inFlight) if (set.size > 0) this.#accrue(clientId, set.size);
     return structuredClone(this.#c);
   }
 
   /** Zeroes every counter (requests in flight stay tracked; the maxima restart from 0). */
   reset(): void {
     this.#c = empty();
+    const now = performance.now();
+    for (const clientId of this.#changedAt.keys()) this.#changedAt.set(clientId, now);
   }
 }

@@ -62,6 +62,11 @@ export interface SimulatorCounters {
   /** Most authenticated API requests being processed at once (all clients); the token endpoint is not counted. */
   maxConcurrency: number;
   maxConcurrencyByClient: Record<string, number>;
+  /**
+   * Per client, the sum over time of its requests being processed (request-milliseconds): over a span of `t` ms,
+   * divided by `t`, the mean number in flight at the service (how full a client keeps its pool).
+   */
+  inFlightMsByClient: Record<string, number>;
   /** '500', '503', '429', 'reset', 'drop' (script and random rates) and 'rate-limit' (token bucket). */
   faultsInjected: Record<string, number>;
   /** Committed write requests: contact create/update, invoice upsert, payment update, calls (one per request). */

@@ -134,4 +134,18 @@ describe('simulator: faults and load knobs', () => {
     expect(c.maxConcurrencyByClient[clientId]).toBe(4);
     expect(names()).toHaveLength(4);
   });
+
+  it('counts request-milliseconds in flight per client: n requests held t ms add at least n * t, at most n * the wall time', async () => {
+    sim.setFaults({ latencyMs: 150, jitterMs: 0 });
+    const before = sim.counters().inFlightMsByClient[clientId] ?? 0;
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: 3 }, (_, i) => createContact(`held ${i}`)));
+    const wallMs = performance.now() - t0;
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const added = (sim.counters().inFlightMsByClient[clientId] ?? 0) - before;
+    expect(added).toBeGreaterThanOrEqual(3 * 150 - 3); // timers may fire a millisecond early
+    expect(added).toBeLessThanOrEqual(3 * wallMs);
+    // Nothing in flight: a later reading adds nothing.
+    expect(sim.counters().inFlightMsByClient[clientId]).toBe(before + added);
+  });
 });
