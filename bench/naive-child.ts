@@ -3,8 +3,10 @@
  * undici loop with a fixed token and a fixed number of requests in flight: every contact POSTed, then every
  * invoice that is not a draft POSTed to the create-update with its contact's uuid and its payments folded in
  * (each record once; no state, no Redis, no retries). Bodies are built by the same mapper as the worker's.
- * Started with `fork`; arguments in NAIVE_* variables; sends one `{ requests, ms, cpuMs, records }` message (its CPU
- * time over the run).
+ * Started with `fork`; arguments in NAIVE_* variables. NAIVE_FOLDER and NAIVE_TOKEN are one pass; NAIVE_FOLDER_2 and
+ * NAIVE_TOKEN_2, when set, a second pass over other data in the same process after the first (the worker is measured
+ * so too: a fresh process, then a warm one). Sends a message `{ pass: { requests, ms, cpuMs, records } }` as each pass
+ * ends (its own time and CPU time), then exits.
  */
 import { Agent, request } from 'undici';
 import { FileAdapter } from '../src/platforms/file/index.js';
@@ -29,12 +31,30 @@ async function readAll<E extends Entity>(adapter: FileAdapter, entity: E): Promi
   return out;
 }
 
+interface Pass {
+  requests: number;
+  ms: number;
+  cpuMs: number;
+  records: number;
+}
+
 async function main(): Promise<void> {
   const baseUrl = env('NAIVE_BASE_URL');
-  const token = env('NAIVE_TOKEN');
   const concurrency = Number(env('NAIVE_CONCURRENCY'));
-  const adapter = new FileAdapter({ folder: env('NAIVE_FOLDER') });
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
+  const passes: [string, string][] = [[env('NAIVE_FOLDER'), env('NAIVE_TOKEN')]];
+  if (process.env['NAIVE_FOLDER_2'] !== undefined) passes.push([env('NAIVE_FOLDER_2'), env('NAIVE_TOKEN_2')]);
+  for (const [folder, token] of passes) {
+    const done = await pass(baseUrl, concurrency, agent, folder, token);
+    await new Promise<void>((resolve, reject) => process.send?.({ pass: done }, (err: Error | null) => (err ? reject(err) : resolve())));
+  }
+  await agent.close();
+  process.exit(0);
+}
+
+/** One pass over a folder's records with one token. */
+async function pass(baseUrl: string, concurrency: number, agent: Agent, folder: string, token: string): Promise<Pass> {
+  const adapter = new FileAdapter({ folder });
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const contacts = (await readAll(adapter, 'contacts')) as ContactRecord[];
@@ -82,9 +102,7 @@ async function main(): Promise<void> {
   );
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  await agent.close();
-  const cpuMs = (cpu.user + cpu.system) / 1000;
-  process.send?.({ requests, ms, cpuMs, records: contacts.length + invoices.length + payments.length }, () => process.exit(0));
+  return { requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, records: contacts.length + invoices.length + payments.length };
 }
 
 main().catch((err: unknown) => {

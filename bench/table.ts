@@ -29,14 +29,14 @@ export function tableRows(report: Report): Row[] {
   if (naive) {
     for (const r of naive.rows) {
       rows.push([
-        `first sync vs naive pusher, c=${naive.config.concurrency}, ${r.latencyMs} ms`,
+        `first sync vs naive pusher, c=${naive.config.concurrency}, ${r.latencyMs} ms, ${r.process} process`,
         `${n(r.worker.requestsPerS)} / ${n(r.naive.requestsPerS)} req/s (rec/s x${n(r.recordsRatio, 2)})`,
         `>= ${n(r.goal, 1)} (worker / naive)`,
         n(r.ratio, 2),
       ]);
       if (r.latencyMs > 0) {
         rows.push([
-          `  requests in flight at the service, ${r.latencyMs} ms`,
+          `  requests in flight at the service`,
           `worker ${n(r.worker.meanInFlight, 1)}, naive ${n(r.naive.meanInFlight, 1)} (mean over each run)`,
           `${naive.config.concurrency}`,
           n(r.worker.meanInFlight / r.naive.meanInFlight, 2),
