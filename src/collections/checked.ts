@@ -6,6 +6,7 @@
  * against another schema, is checked by the client as before.
  */
 import type { z } from 'zod';
+import { fastCheckOf } from './fast-check.js';
 
 const checkedBy = new WeakMap<object, z.ZodType>();
 
@@ -21,6 +22,15 @@ export function markChecked<T>(schema: z.ZodType, value: T): T {
   deepFreeze(value);
   checkedBy.set(value, schema);
   return value;
+}
+
+/**
+ * `value` itself, frozen and marked checked, when the schema's quick check (fast-check.ts) passes it: zod would
+ * accept it and give back an equal value. Undefined otherwise: then parse with zod (it names what is wrong).
+ */
+export function quickChecked<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | undefined {
+  if (fastCheckOf(schema)?.(value) !== true) return undefined;
+  return markChecked(schema, value as z.output<S>);
 }
 
 /** Whether `value` is a body `markChecked` recorded for this very schema. */

@@ -1,12 +1,14 @@
 /**
- * A quick yes/no check compiled from a zod schema, for the service's answers on the hot path (issue 14: zod's
- * parse of every answer was ~5% of a sync's CPU). The schema stays the spec: the check is derived from its
- * definition, not written beside it, and only for the kinds whose meaning is plain (string with length and
- * pattern checks, number, safe integer and bounds, boolean, enum, unknown, optional, nullable, array, and loose
- * objects, which keep unknown keys as they are). `true` means zod would accept the value and give back an equal
- * one, so the value itself can be used; `false` means nothing, and the caller parses with zod, which refuses the
- * value with issues naming the field. A schema with anything else (transforms, defaults, stripping objects,
- * refinements) compiles to no check at all, and is always parsed with zod.
+ * A quick yes/no check compiled from a zod schema, for the service's answers and the request bodies on the hot
+ * path (issue 14: zod's parse of every answer was ~5% of a sync's CPU, the check of every body sent ~5% more). The
+ * schema stays the spec: the check is derived from its definition, not written beside it, and only for the kinds
+ * whose meaning is plain (string with length checks and the formats zod checks by a pattern alone: guid, email,
+ * ISO date, regex; number, safe integer and bounds, boolean, enum, unknown, optional, nullable, array, records of
+ * string keys, and objects: a loose one keeps unknown keys as they are, and a stripping or strict one passes only
+ * a value without unknown keys, which zod would give back unchanged). `true` means zod would accept the value and
+ * give back an equal one, so the value itself can be used; `false` means nothing, and the caller parses with zod,
+ * which refuses the value with issues naming the field. A schema with anything else (transforms, defaults,
+ * refinements, other formats) compiles to no check at all, and is always parsed with zod.
  */
 import type { z } from 'zod';
 
@@ -15,6 +17,8 @@ export type FastCheck = (value: unknown) => boolean;
 /** What the check reads of zod's definitions (zod v4's `_zod.def`). */
 interface Def {
   type: string;
+  keyType?: Schema;
+  valueType?: Schema;
   checks?: { _zod: { def: CheckDef } }[];
   format?: string;
   pattern?: RegExp;
@@ -85,10 +89,15 @@ function compile(schema: Schema): FastCheck | undefined {
     }
     case 'object':
       return objectCheck(def);
+    case 'record':
+      return recordCheck(def);
     default:
       return undefined;
   }
 }
+
+/** String formats zod checks by their pattern alone (zod v4's $ZodGUID, $ZodEmail, $ZodISODate; a regex check). */
+const PATTERN_FORMATS: ReadonlySet<string> = new Set(['guid', 'email', 'date', 'regex']);
 
 function stringCheck(def: Def): FastCheck | undefined {
   let min = 0;
@@ -96,14 +105,14 @@ function stringCheck(def: Def): FastCheck | undefined {
   const patterns: RegExp[] = [];
   // A format schema (z.guid(), z.email(), ...) carries its format on its own definition.
   if (def.format !== undefined) {
-    if (def.format !== 'guid' || !(def.pattern instanceof RegExp)) return undefined;
+    if (!PATTERN_FORMATS.has(def.format) || !(def.pattern instanceof RegExp)) return undefined;
     patterns.push(def.pattern);
   }
   for (const c of def.checks ?? []) {
     const d = c._zod.def;
     if (d.check === 'min_length' && d.minimum !== undefined) min = Math.max(min, d.minimum);
     else if (d.check === 'max_length' && d.maximum !== undefined) max = Math.min(max, d.maximum);
-    else if (d.check === 'string_format' && d.pattern instanceof RegExp && (d.format === 'guid' || d.format === 'regex')) patterns.push(d.pattern);
+    else if (d.check === 'string_format' && d.pattern instanceof RegExp && d.format !== undefined && PATTERN_FORMATS.has(d.format)) patterns.push(d.pattern);
     else return undefined;
   }
   return (v) => {
@@ -133,19 +142,70 @@ function numberCheck(def: Def): FastCheck | undefined {
   };
 }
 
-/** Loose objects only: a stripping object's answer is not the value given, a strict one refuses unknown keys. */
+/**
+ * An object of Object's own prototype (or none), as JSON.parse and object literals make: what zod copies field by
+ * field into an equal one (a Map, a Date or a class instance would come back as a plain object of its own keys).
+ */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A loose object (catchall unknown) keeps unknown keys as they are; a stripping one (no catchall) would drop them
+ * and a strict one (catchall never) refuses them, so for those two a value with an unknown key is left to zod.
+ */
 function objectCheck(def: Def): FastCheck | undefined {
-  if (def.checks?.length || def.shape === undefined || def.catchall?._zod.def.type !== 'unknown') return undefined;
+  if (def.checks?.length || def.shape === undefined) return undefined;
+  const catchall = def.catchall?._zod.def.type;
+  if (catchall !== undefined && catchall !== 'unknown' && catchall !== 'never') return undefined;
   const fields: [string, FastCheck][] = [];
   for (const [key, s] of Object.entries(def.shape)) {
     const c = compile(s);
     if (!c) return undefined;
     fields.push([key, c]);
   }
+  // zod's object copies string keys only, and never `__proto__` (JSON.parse makes it an own key): either would be
+  // lost, so such a value is left to zod.
+  const copied = (o: object): boolean => !Object.hasOwn(o, '__proto__') && Object.getOwnPropertySymbols(o).length === 0;
+  if (catchall === 'unknown') {
+    return (v) => {
+      if (!isPlainObject(v)) return false;
+      for (const [key, c] of fields) if (!c(v[key])) return false;
+      return copied(v);
+    };
+  }
+  // Stripping or strict: every key of the value must be one of the shape's (else zod drops or refuses it), so the
+  // check walks the value's keys (a request body has a few of the schema's many optional fields), then the fields
+  // that refuse an absent value.
+  const byKey = new Map(fields);
+  const required = fields.filter(([, c]) => !c(undefined));
   return (v) => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-    const o = v as Record<string, unknown>;
-    for (const [key, c] of fields) if (!c(o[key])) return false;
+    if (!isPlainObject(v)) return false;
+    for (const key in v) {
+      const c = byKey.get(key);
+      if (c === undefined || !c(v[key])) return false;
+    }
+    for (const [key, c] of required) if (!c(v[key])) return false;
+    return copied(v);
+  };
+}
+
+/**
+ * Records of plain string keys: zod builds a new object of the value's own enumerable string keys (no symbols, no
+ * `__proto__`) from a plain object; the check passes only such a value whose entries pass.
+ */
+function recordCheck(def: Def): FastCheck | undefined {
+  const keyDef = def.keyType?._zod.def;
+  if (def.checks?.length || keyDef?.type !== 'string' || keyDef.checks?.length || keyDef.format !== undefined) return undefined;
+  const value = def.valueType && compile(def.valueType);
+  if (!value) return undefined;
+  return (v) => {
+    if (!isPlainObject(v)) return false;
+    if (Object.getOwnPropertySymbols(v).length > 0 || Object.hasOwn(v, '__proto__')) return false;
+    const o = v;
+    for (const key of Object.keys(o)) if (!value(o[key])) return false;
     return true;
   };
 }

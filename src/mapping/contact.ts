@@ -25,7 +25,7 @@ import {
   type ContactUpdate,
   type SecondaryContact,
 } from '../collections/schemas.js';
-import { markChecked } from '../collections/checked.js';
+import { markChecked, quickChecked } from '../collections/checked.js';
 import { describeIssues, type ContactRecord, type Person } from '../platforms/records.js';
 import { checkEmail, checkString, takeOptional, withNulls, type DroppedField } from './fields.js';
 import { reportedIssues } from '../zod-issues.js';
@@ -84,6 +84,8 @@ export function buildContactBody(rec: ContactRecord): MapperPush<Record<string, 
  * marked checked, so the client sends a create without checking it again (checked.ts).
  */
 export function checkContactBody(body: Record<string, unknown>, dropped: DroppedField[]): ContactMapperResult {
+  const quick = quickChecked(contactCreateSchema, body);
+  if (quick !== undefined) return { kind: 'push', body: quick, dropped };
   const parsed = contactCreateSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(contactCreateSchema, body)) };
   return { kind: 'push', body: markChecked(contactCreateSchema, parsed.data), dropped };

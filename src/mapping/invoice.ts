@@ -17,7 +17,7 @@
  *   when cut) are left out. Either way the field is listed in `dropped`, which the run report names.
  */
 import { invoiceUpsertSchema, type InvoiceUpsert } from '../collections/schemas.js';
-import { markChecked } from '../collections/checked.js';
+import { markChecked, quickChecked } from '../collections/checked.js';
 import { describeIssues, type InvoiceRecord } from '../platforms/records.js';
 import { checkString, cutText, takeOptional, type DroppedField } from './fields.js';
 import { reportedIssues } from '../zod-issues.js';
@@ -85,6 +85,8 @@ export function buildInvoiceBody(rec: InvoiceRecord, ctx: InvoiceContext): Mappe
  * marked checked, so the client sends it without checking it again (checked.ts).
  */
 export function checkInvoiceBody(body: Record<string, unknown>, dropped: DroppedField[]): MapperPush<InvoiceUpsert> | MapperReject {
+  const quick = quickChecked(invoiceUpsertSchema, body);
+  if (quick !== undefined) return { kind: 'push', body: quick, dropped };
   const parsed = invoiceUpsertSchema.safeParse(body);
   if (!parsed.success) return { kind: 'reject', reason: describeIssues(reportedIssues(invoiceUpsertSchema, body)) };
   return { kind: 'push', body: markChecked(invoiceUpsertSchema, parsed.data), dropped };
