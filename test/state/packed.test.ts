@@ -32,10 +32,15 @@ describe('packed records', () => {
       await s.setMany('acme', 'invoices', entries);
       all.push(...entries);
       const fields = (await redis.hlen(key)) - 1;
+      // The meta field: `n0 split records ...`; the map has n0 + split buckets (an empty one is not stored).
+      const [n0, split] = String(await redis.hget(key, 'm')).split(' ').map(Number);
+      const mapBuckets = (n0 ?? 0) + (split ?? 0);
       // Growth is incremental: a page adds a few buckets, never a rehash of all of them.
-      expect(fields - buckets).toBeLessThanOrEqual(Math.ceil(100 / LOAD) + 1);
-      buckets = fields;
-      expect(fields).toBeGreaterThanOrEqual(Math.floor(all.length / LOAD));
+      expect(mapBuckets - buckets).toBeLessThanOrEqual(Math.ceil(100 / LOAD) + 1);
+      buckets = mapBuckets;
+      expect(mapBuckets).toBeGreaterThanOrEqual(Math.floor(all.length / LOAD));
+      expect(fields).toBeLessThanOrEqual(mapBuckets);
+      expect(fields).toBeGreaterThan(mapBuckets * 0.9);
     }
     expect(await s.count('acme', 'invoices')).toBe(3000);
     expect(await packedCounts(redis, prefix, 'acme', 'invoices')).toEqual({ records: 3000, segments: [3000, 0, 0] });
@@ -46,6 +51,39 @@ describe('packed records', () => {
     const seen = new Set<string>();
     for await (const batch of scanRecords(redis, prefix, 'acme', 'invoices', 1, 200)) for (const [id] of batch) seen.add(id);
     expect(seen.size).toBe(3000);
+  });
+
+  it('a map packed fuller than the load (written by a version with a larger one) splits as it is written, every record readable', async () => {
+    const prefix = testPrefix();
+    const s = new RecordStateStore(redis, prefix);
+    const key = s.key('acme', 'invoices');
+    const entry = (i: number) => ({ id: `OLD-${i}`, uuid: uuidOf(i), hash: hashOf(i) });
+    await s.setMany('acme', 'invoices', Array.from({ length: 2000 }, (_, i) => entry(i)));
+    // Fold every bucket into bucket 0 of a one-bucket map: what a load of 2,000 a bucket would have written (a
+    // bucket's value is its records, each length-prefixed, so the values concatenate).
+    const flat = await redis.hgetallBuffer(key);
+    const meta = String(flat['m']).split(' ');
+    const folded = Buffer.concat(Object.entries(flat).filter(([f]) => f !== 'm').map(([, v]) => v));
+    await redis.del(key);
+    await redis.hset(key, 'm', ['1', '0', ...meta.slice(2)].join(' '), '0', folded);
+    const read = async (): Promise<void> => {
+      const got = await s.getMany('acme', 'invoices', Array.from({ length: 2000 }, (_, i) => `OLD-${i}`));
+      expect(got.size).toBe(2000);
+      for (let i = 0; i < 2000; i += 97) expect(got.get(`OLD-${i}`)).toEqual({ uuid: uuidOf(i), hash: hashOf(i) });
+    };
+    await read();
+    // Each write splits at most 64 buckets (a bounded script), so the map reaches the load over a few writes.
+    let writes = 0;
+    for (;;) {
+      await s.setMany('acme', 'invoices', [{ id: `NEW-${writes}`, uuid: uuidOf(5000 + writes), hash: hashOf(5000 + writes) }]);
+      writes += 1;
+      const [n0, split] = String(await redis.hget(key, 'm')).split(' ').map(Number);
+      if ((n0 ?? 0) + (split ?? 0) >= Math.floor((2000 + writes) / LOAD)) break;
+      expect(writes).toBeLessThan(20);
+    }
+    expect(writes).toBeGreaterThan(1);
+    await read();
+    expect(await s.count('acme', 'invoices')).toBe(2000 + writes);
   });
 
   it('a walk sees each record exactly once while buckets split under it', async () => {
