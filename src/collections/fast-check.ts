@@ -204,8 +204,7 @@ function recordCheck(def: Def): FastCheck | undefined {
   return (v) => {
     if (!isPlainObject(v)) return false;
     if (Object.getOwnPropertySymbols(v).length > 0 || Object.hasOwn(v, '__proto__')) return false;
-    const o = v;
-    for (const key of Object.keys(o)) if (!value(o[key])) return false;
+    for (const key of Object.keys(v)) if (!value(v[key])) return false;
     return true;
   };
 }
