@@ -66,6 +66,9 @@ const passSchema = z.object({ pass: z.object({ requests: z.number(), ms: z.numbe
 type NaivePass = z.infer<typeof passSchema>['pass'] & { simulatorCpuMs: number; inFlightMs: number };
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
+/** A client's request-milliseconds in flight at the simulator so far: over a run, ÷ its time = how full it kept its pool. */
+const inFlightMs = (bench: Bench, clientId: string): number => bench.sim.counters().inFlightMsByClient[clientId] ?? 0;
+
 /**
  * Runs the naive loop over `passes` (folder, client) in one process; each pass with the simulator's CPU and the
  * client's request-milliseconds in flight over it (read here as the child reports each pass's end).
@@ -74,10 +77,9 @@ async function runNaive(bench: Bench, env: Record<string, string>, clients: stri
   // BENCH_CPU_PROF=<dir>: the naive loop writes its CPU profile there too (beside the workers').
   const prof = process.env['BENCH_CPU_PROF'];
   const execArgv = ['--import', 'tsx', ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [])];
-  const inFlightMs = (clientId: string): number => bench.sim.counters().inFlightMsByClient[clientId] ?? 0;
   const out: NaivePass[] = [];
   let cpu0 = process.cpuUsage();
-  let inFlight0 = inFlightMs(clients[0] ?? '');
+  let inFlight0 = inFlightMs(bench, clients[0] ?? '');
   const child = fork(SCRIPT, [], { execArgv, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.on('message', (m: unknown) => {
@@ -89,9 +91,9 @@ async function runNaive(bench: Bench, env: Record<string, string>, clients: stri
       // The simulator's CPU over a pass includes this process's wait for the child (and, for the first, its start).
       const cpu = process.cpuUsage(cpu0);
       const client = clients[out.length] ?? '';
-      out.push({ ...parsed.data.pass, simulatorCpuMs: (cpu.user + cpu.system) / 1000, inFlightMs: inFlightMs(client) - inFlight0 });
+      out.push({ ...parsed.data.pass, simulatorCpuMs: (cpu.user + cpu.system) / 1000, inFlightMs: inFlightMs(bench, client) - inFlight0 });
       cpu0 = process.cpuUsage();
-      inFlight0 = inFlightMs(clients[out.length] ?? '');
+      inFlight0 = inFlightMs(bench, clients[out.length] ?? '');
     });
     child.once('exit', (code) => {
       if (out.length === clients.length) resolve(out);
@@ -103,7 +105,6 @@ async function runNaive(bench: Bench, env: Record<string, string>, clients: stri
 export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<NaiveResult> {
   const rows: NaiveRow[] = [];
   const c = cfg.concurrency;
-  const inFlightMs = (clientId: string): number => bench.sim.counters().inFlightMsByClient[clientId] ?? 0;
   for (const latencyMs of cfg.latenciesMs) {
     bench.sim.setFaults({ latencyMs, jitterMs: 0, rateLimitPerSecond: null });
     // Two data sets of the same size: the first run of each side in a fresh process, the second in the same one.
@@ -118,11 +119,10 @@ export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<N
     const d = await deploy(bench, `naive-l${latencyMs}`, sets.map((s) => ({ id: s.tenant, folder: s.folder })), 1, { SYNC_CONCURRENCY: String(c), TENANT_INFLIGHT_LIMIT: String(c) });
     const workerRuns: { m: Measured<RunRecord>; inFlightMs: number }[] = [];
     for (const s of sets) {
-      // Request-milliseconds in flight at the simulator, per client: over a run, ÷ its time = how full it kept its pool.
-      const w0 = inFlightMs(clientIdOf(s.tenant));
+      const w0 = inFlightMs(bench, clientIdOf(s.tenant));
       const m = await measure(bench, d.workers, () => d.sync(s.tenant, 'full'));
       assertSucceeded(m.value, `${s.tenant} full`);
-      workerRuns.push({ m, inFlightMs: inFlightMs(clientIdOf(s.tenant)) - w0 });
+      workerRuns.push({ m, inFlightMs: inFlightMs(bench, clientIdOf(s.tenant)) - w0 });
     }
     await d.close();
     // The naive loop: a client of its own per pass (a fresh store in the simulator), one token each for the whole pass.

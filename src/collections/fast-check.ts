@@ -153,6 +153,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * Whether zod's copy of the object keeps all of its keys: zod copies string keys only, and never `__proto__`
+ * (JSON.parse makes it an own key); an object with either is left to zod.
+ */
+function copied(o: object): boolean {
+  return !Object.hasOwn(o, '__proto__') && Object.getOwnPropertySymbols(o).length === 0;
+}
+
+/**
  * A loose object (catchall unknown) keeps unknown keys as they are; a stripping one (no catchall) would drop them
  * and a strict one (catchall never) refuses them, so for those two a value with an unknown key is left to zod.
  */
@@ -166,9 +174,6 @@ function objectCheck(def: Def): FastCheck | undefined {
     if (!c) return undefined;
     fields.push([key, c]);
   }
-  // zod's object copies string keys only, and never `__proto__` (JSON.parse makes it an own key): either would be
-  // lost, so such a value is left to zod.
-  const copied = (o: object): boolean => !Object.hasOwn(o, '__proto__') && Object.getOwnPropertySymbols(o).length === 0;
   if (catchall === 'unknown') {
     return (v) => {
       if (!isPlainObject(v)) return false;
@@ -202,8 +207,7 @@ function recordCheck(def: Def): FastCheck | undefined {
   const value = def.valueType && compile(def.valueType);
   if (!value) return undefined;
   return (v) => {
-    if (!isPlainObject(v)) return false;
-    if (Object.getOwnPropertySymbols(v).length > 0 || Object.hasOwn(v, '__proto__')) return false;
+    if (!isPlainObject(v) || !copied(v)) return false;
     for (const key of Object.keys(v)) if (!value(v[key])) return false;
     return true;
   };

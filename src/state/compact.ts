@@ -89,7 +89,7 @@ function textPart(text: string): Buffer {
 }
 
 /** Lower-case hex digits of `text` (dashes skipped), already checked, as bytes into `out` from `at`. */
-function hexInto(text: string, out: Buffer, at: number): void {
+export function hexInto(text: string, out: Buffer, at: number): void {
   let j = at;
   let hi = -1;
   for (let i = 0; i < text.length; i += 1) {

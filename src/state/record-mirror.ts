@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
-import { decodeDay, decodeUuid, encodeDay, formatUuid, uuidPart } from './compact.js';
+import { decodeDay, decodeUuid, encodeDay, formatUuid, hexInto, uuidPart } from './compact.js';
 import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, type Segments } from './packed.js';
 import { decodeIdSegment } from './record-state.js';
 import { stateScript } from './script.js';
@@ -112,18 +112,8 @@ class SegmentWriter {
   /** A canonical GUID's 16 bytes. */
   guid(s: string): void {
     this.#room(16);
-    let hi = -1;
-    for (let i = 0; i < s.length; i += 1) {
-      const c = s.charCodeAt(i);
-      if (c === 0x2d) continue;
-      const v = c <= 0x39 ? c - 0x30 : c - 0x57;
-      if (hi < 0) hi = v;
-      else {
-        this.#buf[this.#n] = hi * 16 + v;
-        this.#n += 1;
-        hi = -1;
-      }
-    }
+    hexInto(s, this.#buf, this.#n);
+    this.#n += 16;
   }
 
   /** Arabic text, one byte a character (arabicKind said it fits). */
