@@ -45,6 +45,7 @@ export const LOAD = 8;
  */
 export const LUA_PACKED = `
 local LOAD = ${LOAD}
+local sbyte, ssub, tconcat = string.byte, string.sub, table.concat
 local function vput(n)
   if n < 128 then return string.char(n) end
   local t = {}
@@ -55,7 +56,7 @@ end
 local function vget(s, i)
   local n, m = 0, 1
   while true do
-    local b = string.byte(s, i)
+    local b = sbyte(s, i)
     if not b then return nil, i end
     i = i + 1
     if b < 128 then return n + b * m, i end
@@ -65,7 +66,7 @@ local function vget(s, i)
 end
 local function hid(s)
   local h = 5381
-  for i = 1, #s do h = (h * 33 + string.byte(s, i)) % 2147483648 end
+  for i = 1, #s do h = (h * 33 + sbyte(s, i)) % 2147483648 end
   return h
 end
 -- A record's key in its bucket: a canonical lower-case GUID id (Xero's) as 0xFF and its 16 bytes (0xFF is never
@@ -106,36 +107,96 @@ local function unsegs(t)
   end
   return table.concat(parts)
 end
-local function bdecode(key, b, blob)
-  local bk = { ids = {}, vals = {}, seen = {} }
-  if not blob then return bk end
-  local i, n = 1, #blob
+-- A bucket as stored (its blob, never decoded whole) and the records changed since it was read: put, a key's
+-- new value (false: removed); at, where a changed key's entry is in the blob (its first and last byte); add,
+-- changed keys not in the blob, in order. Reading a record walks the blob's lengths to it; writing re-encodes only
+-- the entries changed and copies the runs between them (a bucket holds ~LOAD records, a call changes one or two).
+local function bopen(key, b, blob)
+  return { key = key, b = b, blob = blob or '', put = {}, at = {}, add = {}, na = 0 }
+end
+-- Where key k is in the blob: its entry's first byte, its value's first and last (nil: not there).
+local function bfind(bk, k)
+  local blob, i, n, kl = bk.blob, 1, #bk.blob, #k
+  local last = sbyte(k, kl)
   while i <= n do
-    local l, v
-    l, i = vget(blob, i)
-    if not l or i + l - 1 > n then corrupt(key, 'bucket ' .. b) end
-    local id = string.sub(blob, i, i + l - 1)
+    local s, l = i, sbyte(blob, i)
+    if l and l < 128 then i = i + 1 else l, i = vget(blob, i) end
+    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    local same = l == kl and (l == 0 or (sbyte(blob, i + l - 1) == last and ssub(blob, i, i + l - 1) == k))
     i = i + l
-    l, i = vget(blob, i)
-    if not l or i + l - 1 > n then corrupt(key, 'bucket ' .. b) end
-    bk.ids[#bk.ids + 1] = id
-    bk.seen[id] = true
-    bk.vals[id] = string.sub(blob, i, i + l - 1)
+    l = sbyte(blob, i)
+    if l and l < 128 then i = i + 1 else l, i = vget(blob, i) end
+    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    if same then return s, i, i + l - 1 end
     i = i + l
   end
-  return bk
+  return nil
+end
+-- Key k's value (nil: absent) and, when it is read from the blob, its entry's first and last byte.
+local function bget(bk, k)
+  local v = bk.put[k]
+  if v ~= nil then return v or nil end
+  local s, vs, ve = bfind(bk, k)
+  if s then return ssub(bk.blob, vs, ve), s, ve end
+  return nil
+end
+-- Sets key k to v (false: removes it); s, e: where bget found it in the blob, if it did.
+local function bset(bk, k, v, s, e)
+  if bk.put[k] == nil then
+    if not s then
+      local f, _, ve = bfind(bk, k)
+      s, e = f, ve
+    end
+    if s then bk.at[k] = { s, e } else bk.na = bk.na + 1; bk.add[bk.na] = k end
+  end
+  bk.put[k] = v
+end
+local function entry(k, v)
+  return vput(#k) .. k .. vput(#v) .. v
 end
 local function bencode(bk)
-  local parts = {}
-  for _, id in ipairs(bk.ids) do
-    local v = bk.vals[id]
-    if v then parts[#parts + 1] = vput(#id) .. id .. vput(#v) .. v end
+  if next(bk.put) == nil then return bk.blob end
+  local spans = {}
+  for k, se in pairs(bk.at) do spans[#spans + 1] = { se[1], se[2], k } end
+  if #spans > 1 then table.sort(spans, function(x, y) return x[1] < y[1] end) end
+  local parts, from = {}, 1
+  for _, sp in ipairs(spans) do
+    if sp[1] > from then parts[#parts + 1] = ssub(bk.blob, from, sp[1] - 1) end
+    local v = bk.put[sp[3]]
+    if v then parts[#parts + 1] = entry(sp[3], v) end
+    from = sp[2] + 1
   end
-  return table.concat(parts)
+  if from <= #bk.blob then parts[#parts + 1] = ssub(bk.blob, from) end
+  for j = 1, bk.na do
+    local k = bk.add[j]
+    local v = bk.put[k]
+    if v then parts[#parts + 1] = entry(k, v) end
+  end
+  return tconcat(parts)
 end
-local function badd(bk, id, v)
-  if not bk.seen[id] then bk.ids[#bk.ids + 1] = id; bk.seen[id] = true end
-  bk.vals[id] = v
+-- Every record of the bucket now, in order: keys, and for each its value and its entry's bytes.
+local function bentries(bk)
+  local ks, vs, es = {}, {}, {}
+  local blob, i, n = bk.blob, 1, #bk.blob
+  while i <= n do
+    local s, l = i
+    l, i = vget(blob, i)
+    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    local k = ssub(blob, i, i + l - 1)
+    i = i + l
+    l, i = vget(blob, i)
+    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    local v = bk.put[k]
+    if v == nil then ks[#ks + 1] = k; vs[#vs + 1] = ssub(blob, i, i + l - 1); es[#es + 1] = ssub(blob, s, i + l - 1)
+    elseif v then ks[#ks + 1] = k; vs[#vs + 1] = v; es[#es + 1] = entry(k, v) end
+    i = i + l
+  end
+  for j = 1, bk.na do
+    local k = bk.add[j]
+    local v = bk.put[k]
+    if v then ks[#ks + 1] = k; vs[#vs + 1] = v; es[#es + 1] = entry(k, v) end
+  end
+  return ks, vs, es
 end
 local function pmap(spec)
   local m = { olds = {}, cache = {}, dirty = {}, changed = false, moved = {} }
@@ -163,7 +224,7 @@ end
 local function bucket(m, b)
   local bk = m.cache[b]
   if not bk then
-    bk = bdecode(m.key, b, redis.call('HGET', m.key, tostring(b)))
+    bk = bopen(m.key, b, redis.call('HGET', m.key, tostring(b)))
     m.cache[b] = bk
   end
   return bk
@@ -246,16 +307,24 @@ local function unshare(key, id, t)
 end
 local function rget(m, id)
   local k = pk(id)
-  local v = bucket(m, addr(m, k)).vals[k]
+  local v = bget(bucket(m, addr(m, k)), k)
   if v then return segs(m.key, id, v) end
   return (legacy(m, id))
+end
+-- A record's value as stored (nil: unknown): packed as it is (the reader checks it), an old entry re-packed.
+local function rraw(m, id)
+  local k = pk(id)
+  local v = bget(bucket(m, addr(m, k)), k)
+  if v then return v end
+  local t = legacy(m, id)
+  return t and unsegs(t) or nil
 end
 local function redit(m, id)
   local k = pk(id)
   local b = addr(m, k)
   local bk = bucket(m, b)
-  local v = bk.vals[k]
-  local h = { b = b, bk = bk, id = id, k = k, had = v ~= nil }
+  local v, s, e = bget(bk, k)
+  local h = { b = b, bk = bk, id = id, k = k, had = v ~= nil, s = s, e = e }
   if v then
     h.t = segs(m.key, id, v)
     h.was = { h.t[1] ~= false, h.t[2] ~= false, h.t[3] ~= false }
@@ -282,9 +351,9 @@ local function rsave(m, h)
   local v = unsegs(h.t)
   if v then
     if not h.had then m.n = m.n + 1 end
-    badd(h.bk, h.k, v)
+    bset(h.bk, h.k, v, h.s, h.e)
   elseif h.had then
-    h.bk.vals[h.k] = nil
+    bset(h.bk, h.k, false, h.s, h.e)
     m.n = m.n - 1
   end
   m.dirty[h.b] = true
@@ -293,17 +362,13 @@ end
 local function psplit(m)
   local s = m.split
   local n2 = 2 * m.n0
-  local old = bucket(m, s)
-  local a = { ids = {}, vals = {}, seen = {} }
-  local z = { ids = {}, vals = {}, seen = {} }
-  for _, id in ipairs(old.ids) do
-    local v = old.vals[id]
-    if v then
-      if hid(id) % n2 == s then badd(a, id, v) else badd(z, id, v) end
-    end
+  local ks, _, es = bentries(bucket(m, s))
+  local a, z = {}, {}
+  for j = 1, #ks do
+    if hid(ks[j]) % n2 == s then a[#a + 1] = es[j] else z[#z + 1] = es[j] end
   end
-  m.cache[s] = a
-  m.cache[s + m.n0] = z
+  m.cache[s] = bopen(m.key, s, tconcat(a))
+  m.cache[s + m.n0] = bopen(m.key, s + m.n0, tconcat(z))
   m.dirty[s] = true
   m.dirty[s + m.n0] = true
   m.split = s + 1
@@ -340,8 +405,7 @@ const GET = stateScript(`${PACKED_PRELUDE}
 local m = pmap(ARGV[1])
 local out = {}
 for i = 2, #ARGV do
-  local t = rget(m, ARGV[i])
-  out[i - 1] = t and (unsegs(t) or false) or false
+  out[i - 1] = rraw(m, ARGV[i]) or false
 end
 return out
 `);
@@ -363,14 +427,11 @@ local n = 0
 while r < n0s and n < max do
   local b = r
   while b < total do
-    local bk = bucket(m, b)
-    for _, k in ipairs(bk.ids) do
-      local v = bk.vals[k]
-      if v then
-        local id = unpk(k)
-        local t = segs(m.key, id, v)
-        if t[seg] then out[#out + 1] = id; out[#out + 1] = v; n = n + 1 end
-      end
+    local ks, vs = bentries(bucket(m, b))
+    for j = 1, #ks do
+      local id = unpk(ks[j])
+      local t = segs(m.key, id, vs[j])
+      if t[seg] then out[#out + 1] = id; out[#out + 1] = vs[j]; n = n + 1 end
     end
     b = b + n0s
   end

@@ -93,10 +93,9 @@ local last = math.min(b + width, total)
 local n = 0
 while b < last do
   local bk = bucket(m, b)
-  local ids = {}
-  for _, k in ipairs(bk.ids) do ids[#ids + 1] = k end
-  for _, k in ipairs(ids) do
-    if bk.vals[k] then
+  local ks = bentries(bk)
+  for _, k in ipairs(ks) do
+    if bget(bk, k) then
       local id = unpk(k)
       local h = redit(m, id)
       local f, u, hh = idparts(m.key, id, h.t[1])

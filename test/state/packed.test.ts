@@ -278,4 +278,60 @@ describe('packed records', () => {
     const payments = (await redis.hvalsBuffer(ids.key('acme', 'payments'))).reduce((n, v) => n + v.length, 0);
     expect(payments).toBeLessThan(2 * (36 + 17));
   });
+  it('edits a bucket in place: changed records re-encoded where they were, removed ones gone, new ones last, the rest byte for byte', async () => {
+    const prefix = testPrefix();
+    const ids = new RecordStateStore(redis, prefix);
+    const ledger = new PaymentLedger(redis, prefix);
+    const key = ids.key('acme', 'invoices');
+    // Fewer than LOAD records: one bucket. A 200-character id and a 300-character uuid text: lengths of two bytes.
+    const long = `L${'x'.repeat(199)}`;
+    const first = [
+      { id: 'A', uuid: uuidOf(1), hash: hashOf(1) },
+      { id: long, uuid: `T${'u'.repeat(299)}`, hash: hashOf(2) },
+      { id: uuidOf(77), uuid: uuidOf(3), hash: hashOf(3) },
+      { id: 'B', uuid: uuidOf(4) },
+    ];
+    await ids.setMany('acme', 'invoices', first);
+    await ledger.setMany('acme', [{ invoiceId: 'C', paymentId: 'P-1', amount: 5, deleted: false }]);
+    const before = entriesOf((await redis.hgetBuffer(key, '0')) ?? Buffer.alloc(0));
+    expect(before.map((e) => e.key.length)).toEqual([1, 200, 17, 1, 1]);
+    // One script: the long one changes (its hash), A and B are left; then one ledger script empties C's value (the
+    // payment moves to D: C is removed) and fills it again (a second payment for C), D is new.
+    await ids.setMany('acme', 'invoices', [{ id: long, hash: hashOf(9) }, { id: 'E', uuid: uuidOf(5) }]);
+    await ledger.setMany('acme', [
+      { invoiceId: 'D', paymentId: 'P-1', amount: 5, deleted: false },
+      { invoiceId: 'C', paymentId: 'P-2', amount: 7, deleted: false },
+    ]);
+    const after = entriesOf((await redis.hgetBuffer(key, '0')) ?? Buffer.alloc(0));
+    expect(after.map((e) => e.key.toString('latin1'))).toEqual(before.map((e) => e.key.toString('latin1')).concat(['E', 'D']));
+    for (const i of [0, 2, 3]) expect(after[i]?.raw.equals(before[i]?.raw ?? Buffer.alloc(0))).toBe(true);
+    expect(after[1]?.raw.equals(before[1]?.raw ?? Buffer.alloc(0))).toBe(false);
+    expect(await ids.get('acme', 'invoices', long)).toEqual({ uuid: `T${'u'.repeat(299)}`, hash: hashOf(9) });
+    expect(await ids.get('acme', 'invoices', 'E')).toEqual({ uuid: uuidOf(5) });
+    expect(await ids.get('acme', 'invoices', uuidOf(77))).toEqual({ uuid: uuidOf(3), hash: hashOf(3) });
+    expect(await ledger.totals('acme', ['C', 'D'])).toEqual(new Map([['C', 7], ['D', 5]]));
+    expect(await packedCounts(redis, prefix, 'acme', 'invoices')).toEqual({ records: 7, segments: [5, 0, 2] });
+  });
 });
+
+/** A bucket's entries as stored (`varint(len) key varint(len) value`, repeated), each with its bytes. */
+function entriesOf(blob: Buffer): { key: Buffer; value: Buffer; raw: Buffer }[] {
+  const out: { key: Buffer; value: Buffer; raw: Buffer }[] = [];
+  const varint = (at: number): [number, number] => {
+    let n = 0;
+    for (let m = 1, i = at; i < blob.length; i += 1, m *= 128) {
+      const b = blob[i] as number;
+      if (b < 128) return [n + b * m, i + 1];
+      n += (b - 128) * m;
+    }
+    throw new Error('bad varint');
+  };
+  for (let i = 0; i < blob.length; ) {
+    const start = i;
+    const [kl, k] = varint(i);
+    const [vl, v] = varint(k + kl);
+    i = v + vl;
+    out.push({ key: blob.subarray(k, k + kl), value: blob.subarray(v, v + vl), raw: blob.subarray(start, i) });
+  }
+  return out;
+}
