@@ -29,9 +29,9 @@ import { LUA_HELPERS, stateScript } from './script.js';
 import { StateCorruptError } from './stored.js';
 
 /**
- * Records per bucket (average) before a bucket splits: buckets of about 1 KB (Lua decodes and re-encodes a whole
- * bucket for each call that touches it). 8, not the 24 of before: Redis's CPU per synced record about 25-30% lower
- * for about 2.7 bytes a record more (one bucket field per 8 records instead of 24). A map written with a larger
+ * Records per bucket (average) before a bucket splits: buckets of a few hundred bytes (Lua walks a bucket to the
+ * record it wants, and writes all of it again when one record changes). 8, not the 24 of before: Redis's CPU per
+ * synced record about 25-30% lower for about 2.7 bytes a record more (one bucket field per 8 records instead of 24). A map written with a larger
  * load splits to this one as it is written (at most 64 splits a script call).
  */
 export const LOAD = 8;
