@@ -38,6 +38,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
     if (decision.kind === 'create' && !fresh.has(rec.id)) fresh.set(rec.id, { platformId: rec.id, name: decision.body.name, at, runId: ctx.runId });
   }
   const earlier = await stores.intents.beginMany(ctx.tenant, [...fresh.values()]);
+  // Unchanged contacts' cells (a pushed contact's are written with its id-map entry).
   const mirrored: MirroredContact[] = [];
   const pushed: string[] = [];
 
@@ -70,12 +71,13 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
         await deadLetterIfRejected(ctx, 'contacts', rec.id, rec, err);
         return;
       }
-      // The intent ends in the same atomic write as the id-map entry, never before it: a crash before this write
-      // leaves the intent, and the next attempt adopts the contact instead of creating a second one.
-      await ctx.writer.set('contacts', { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash }, { endIntent: pushedAs.viaIntent });
+      // The intent ends in the same atomic write as the id-map entry (and the mirror's cells), never before it: a
+      // crash before this write leaves the intent, and the next attempt adopts the contact instead of creating a
+      // second one.
+      const entry = { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash, mirror: mirror.segment('contacts', project(rec, pushedAs.uuid)) };
+      await ctx.writer.set('contacts', entry, { endIntent: pushedAs.viaIntent });
       ctx.noteDropped('contacts', rec.id, decision.dropped);
       pushed.push(rec.id);
-      mirrored.push(project(rec, pushedAs.uuid));
     }),
   );
   await Promise.all([

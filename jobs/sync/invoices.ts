@@ -27,7 +27,9 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
     stores.records.getMany(ctx.tenant, 'invoices', ids),
     stores.paymentLedger.totals(ctx.tenant, ids),
   ]);
+  // Unchanged invoices' cells (a pushed invoice's are written with its id-map entry), and every invoice resolved.
   const mirrored: MirroredInvoice[] = [];
+  const resolved: string[] = [];
   const pending: { id: string; record: unknown; firstSeenAt: number; waitingFor: string }[] = [];
 
   await inTurns(records, (rec) =>
@@ -40,10 +42,11 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
         return;
       }
       const outcome = await pushOne(ctx, rec, decision);
-      if (outcome !== undefined) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
+      if (outcome === undefined) return;
+      resolved.push(rec.id);
+      if (!outcome.mirrored) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
     }),
   );
-  const resolved = mirrored.map((c) => c.id);
   await Promise.all([
     mirror.putMany(ctx.tenant, 'invoices', mirrored),
     pending.length > 0 ? stores.pending.add(ctx.tenant, pending) : undefined,
@@ -54,13 +57,14 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
 
 /**
  * Performs an invoice's decision (one with its contact's uuid). Returns its uuid and the outstanding amount
- * pushed, or undefined when it was skipped or dead-lettered.
+ * pushed, and whether its mirror cells were written (with its id-map entry, when it was pushed), or undefined
+ * when it was skipped or dead-lettered.
  */
 export async function pushOne(
   ctx: RunContext,
   rec: InvoiceRecord,
   decision: Exclude<InvoiceDecision, Pending>,
-): Promise<{ uuid: string; outstanding: number | undefined } | undefined> {
+): Promise<{ uuid: string; outstanding: number | undefined; mirrored: boolean } | undefined> {
   switch (decision.kind) {
     case 'skip':
       ctx.count('invoices', 'skipped');
@@ -70,7 +74,7 @@ export async function pushOne(
       return undefined;
     case 'unchanged':
       ctx.count('invoices', 'skipped');
-      return { uuid: decision.uuid, outstanding: decision.body.outstandingAmount };
+      return { uuid: decision.uuid, outstanding: decision.body.outstandingAmount, mirrored: false };
     default:
       break;
   }
@@ -83,8 +87,10 @@ export async function pushOne(
   }
   ctx.count('invoices', decision.kind === 'create' ? 'created' : 'updated');
   ctx.noteDropped('invoices', rec.id, decision.dropped);
-  await ctx.writer.set('invoices', { id: rec.id, uuid, hash: decision.hash });
-  return { uuid, outstanding: decision.body.outstandingAmount };
+  const outstanding = decision.body.outstandingAmount;
+  const mirror = ctx.services.mirror.segment('invoices', { ...rec, uuid, ...(outstanding === undefined ? {} : { pushedOutstanding: outstanding }) });
+  await ctx.writer.set('invoices', { id: rec.id, uuid, hash: decision.hash, mirror });
+  return { uuid, outstanding, mirrored: true };
 }
 
 /** Reads `ids` through the adapter's `readContacts` and pushes them; false when it has none or found nothing. */

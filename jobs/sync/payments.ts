@@ -90,9 +90,10 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
       const decision = decideInvoice(rec, { known, contactUuid, paymentsTotal: totals.get(inv.id) });
       if (decision.kind === 'pending') return; // not with a contact uuid; narrows the type
       const out = await pushOne(ctx, rec, decision);
-      // The mirror is written again only when what it says of the push changed (an unchanged invoice: no write).
-      // A pushed amount equal to the record's own is kept as absent (RecordMirror; src/calls reads it so too).
-      if (out && (out.uuid !== inv.uuid || out.outstanding !== (inv.pushedOutstanding ?? inv.outstandingAmount))) {
+      // A pushed invoice's mirror was written with its id-map entry; an unchanged one's again only when what it
+      // says of the push changed. A pushed amount equal to the record's own is kept as absent (RecordMirror;
+      // src/calls reads it so too).
+      if (out && !out.mirrored && (out.uuid !== inv.uuid || out.outstanding !== (inv.pushedOutstanding ?? inv.outstandingAmount))) {
         updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
       }
     }),

@@ -1,6 +1,6 @@
 /**
- * Record state written in batches. A pushed record's id-map entry and content hash (and, for a contact created
- * through the intent protocol, the end of its intent) join a batch per entity that is written in one round
+ * Record state written in batches. A pushed record's id-map entry, content hash and mirror cells (and, for a
+ * contact created through the intent protocol, the end of its intent) join a batch per entity that is written in one round
  * trip (one atomic script) when it holds `maxBatch` entries, `maxDelayMs` after its first entry, or as soon as
  * the current turn of the event loop ends when no request of the run is in flight (nothing else would join
  * it soon; records decided without a request in the same turn still share the write).
@@ -11,7 +11,7 @@
  * looked up, not created again; their invoices and payments are pushed again (idempotent writes).
  */
 import type { Entity } from '../../src/glossary.js';
-import type { RecordStateEntry, RecordStateStore } from '../../src/state/index.js';
+import type { RecordStateStore, RecordStateWrite } from '../../src/state/index.js';
 
 export interface StateWriterOptions {
   maxBatch: number;
@@ -23,7 +23,7 @@ export interface StateWriterOptions {
 export const DEFAULT_STATE_WRITER: Omit<StateWriterOptions, 'inFlight'> = { maxBatch: 100, maxDelayMs: 20 };
 
 interface Batch {
-  entries: RecordStateEntry[];
+  entries: RecordStateWrite[];
   endIntents: string[];
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
   timer: NodeJS.Timeout | undefined;
@@ -40,10 +40,10 @@ export class StateWriter {
   ) {}
 
   /**
-   * Stores a record's state (merged as `RecordStateStore.setMany` does); with `endIntent`, ends the record's
-   * intent in the same step. Resolves once written.
+   * Stores a record's state (merged as `RecordStateStore.setMany` does; with its `mirror` segment, the mirror
+   * too); with `endIntent`, ends the record's intent in the same step. Resolves once written.
    */
-  set(entity: Entity, entry: RecordStateEntry, options: { endIntent?: boolean } = {}): Promise<void> {
+  set(entity: Entity, entry: RecordStateWrite, options: { endIntent?: boolean } = {}): Promise<void> {
     let batch = this.batches.get(entity);
     if (!batch) {
       batch = { entries: [], endIntents: [], waiters: [], timer: undefined, immediate: undefined };

@@ -74,7 +74,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
 export { CursorStore, DeadLetterStore, IntentStore, PaymentLedger, PendingStore, RecordStateStore, RunStore, TenantRunLock };
 export { StateCorruptError } from './stored.js';
 export { stateKey } from './keys.js';
-export type { RecordState, RecordStateEntry } from './record-state.js';
+export type { RecordState, RecordStateEntry, RecordStateWrite } from './record-state.js';
 export type { Intent, IntentEntry } from './intents.js';
 export type { Checkpoint, CheckpointData, CursorState } from './cursors.js';
 export type { DeadLetter, DeadLetterCounts, DeadLetterEntry, DeadLetterRef } from './dead-letters.js';

@@ -305,6 +305,16 @@ local function unshare(key, id, t)
   local cell = uuidcell(key, id, t)
   t[2] = 'C' .. vput(8 * #cell + 1) .. cell .. string.sub(t[2], i + 1)
 end
+-- Sets an edited record's mirror segment; its uuid cell as '=' when it is the id map's uuid (stored once).
+local function setmirror(m, h, seg)
+  local l, j = vget(seg, 2)
+  if l and l >= 9 and (l - 1) % 8 == 0 then
+    local n = (l - 1) / 8
+    local own = uuidcell(m.key, h.id, h.t)
+    if own ~= '' and ssub(seg, j, j + n - 1) == own then seg = 'C' .. vput(9) .. '=' .. ssub(seg, j + n) end
+  end
+  h.t[2] = seg
+end
 local function rget(m, id)
   local k = pk(id)
   local v = bget(bucket(m, addr(m, k)), k)

@@ -320,15 +320,8 @@ function unpack(entity: Entity, id: string, cells: Cell[]): Record<string, unkno
 const PUT_MANY = stateScript(`${PACKED_PRELUDE}
 local m = pmap(ARGV[1])
 for i = 2, #ARGV, 2 do
-  local id, seg = ARGV[i], ARGV[i + 1]
-  local h = redit(m, id)
-  local l, j = vget(seg, 2)
-  if l and l >= 9 and (l - 1) % 8 == 0 then
-    local n = (l - 1) / 8
-    local own = uuidcell(m.key, id, h.t)
-    if own ~= '' and string.sub(seg, j, j + n - 1) == own then seg = 'C' .. vput(9) .. '=' .. string.sub(seg, j + n) end
-  end
-  h.t[2] = seg
+  local h = redit(m, ARGV[i])
+  setmirror(m, h, ARGV[i + 1])
   rsave(m, h)
 end
 pflush(m)
@@ -356,8 +349,16 @@ export class RecordMirror {
     if (items.length === 0) return;
     const map = packedMap(this.prefix, tenant, entity);
     const args: (string | Buffer)[] = [map.spec];
-    for (const item of items) args.push(item.id, entity === 'contacts' ? packContact(item as MirroredContact) : packInvoice(item as MirroredInvoice));
+    for (const item of items) args.push(item.id, this.segment(entity, item));
     await PUT_MANY.run(this.redis, map.keys, args);
+  }
+
+  /**
+   * An item's cells as its packed record's mirror segment: what `putMany` writes, for a write that stores it
+   * with the record's id-map entry in one script instead (RecordStateStore.setMany's `mirror`).
+   */
+  segment<E extends Entity>(entity: E, item: Mirrored[E]): Buffer {
+    return entity === 'contacts' ? packContact(item as MirroredContact) : packInvoice(item as MirroredInvoice);
   }
 
   async getMany<E extends Entity>(tenant: string, entity: E, ids: string[]): Promise<Map<string, Mirrored[E]>> {

@@ -31,18 +31,24 @@ export interface RecordStateEntry extends RecordState {
   id: string;
 }
 
+/** A write of a record's state; with `mirror`, its mirror segment (RecordMirror.segment) in the same script. */
+export interface RecordStateWrite extends RecordStateEntry {
+  mirror?: Buffer;
+}
+
 /**
  * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
- * Entries for the same id within one call apply in order. ARGV: the packed map's spec, the number of triples,
- * then id, uuid part, hash part triples ('' = keep; a part is `B` + bytes or `T` + text), then the ids whose
- * intents end (KEYS' last: the tenant's intents) once the id-map entries are written.
+ * Entries for the same id within one call apply in order. ARGV: the packed map's spec, the number of quads,
+ * then id, uuid part, hash part, mirror segment quads ('' = keep; a part is `B` + bytes or `T` + text; the mirror
+ * as RecordMirror writes it), then the ids whose intents end (KEYS' last: the tenant's intents) once the id-map
+ * entries are written.
  */
 const SET_MANY = stateScript(`${PACKED_PRELUDE}
 local m = pmap(ARGV[1])
-local triples = tonumber(ARGV[2])
+local quads = tonumber(ARGV[2])
 local seen, written = {}, 0
-for i = 1, triples do
-  local id, nu, nh = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+for i = 1, quads do
+  local id, nu, nh, ms = ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
   local h = redit(m, id)
   local f, u, hh = idparts(m.key, id, h.t[1])
   if nu ~= '' then
@@ -57,12 +63,13 @@ for i = 1, triples do
     hh = string.sub(nh, 2)
   end
   h.t[1] = idseg(f, u, hh)
+  if ms ~= '' then setmirror(m, h, ms) end
   rsave(m, h)
   if not seen[id] then seen[id] = true; written = written + 1 end
 end
 pflush(m)
 local ended = {}
-for i = 3 * triples + 3, #ARGV do ended[#ended + 1] = ARGV[i] end
+for i = 4 * quads + 3, #ARGV do ended[#ended + 1] = ARGV[i] end
 if #ended > 0 then chunked('HDEL', KEYS[#KEYS], ended) end
 return written
 `);
@@ -163,21 +170,24 @@ export class RecordStateStore {
   }
 
   /**
-   * Merging write (Lua, atomic, one round trip): a hash keeps the stored uuid and vice versa. With
-   * `endIntents` (contacts created through the intent protocol), those intents end in the same atomic step,
-   * after the id-map entries are written: a crash can never leave an ended intent without its id-map entry.
+   * Merging write (Lua, atomic, one round trip): a hash keeps the stored uuid and vice versa. An entry's
+   * `mirror` replaces its mirror segment in the same step (a pushed record's id map and mirror: one bucket
+   * written once). With `endIntents` (contacts created through the intent protocol), those intents end in the
+   * same atomic step, after the id-map entries are written: a crash can never leave an ended intent without its
+   * id-map entry.
    */
-  async setMany(tenant: string, entity: Entity, entries: readonly RecordStateEntry[], options: { endIntents?: readonly string[] } = {}): Promise<void> {
+  async setMany(tenant: string, entity: Entity, entries: readonly RecordStateWrite[], options: { endIntents?: readonly string[] } = {}): Promise<void> {
     const args: (string | Buffer)[] = [];
     for (const e of entries) {
-      if (e.uuid === undefined && e.hash === undefined) continue;
+      if (e.uuid === undefined && e.hash === undefined && e.mirror === undefined) continue;
       if (e.uuid === '' || e.hash === '') throw new Error(`empty uuid or hash for ${entity} ${e.id}`);
-      args.push(e.id, e.uuid === undefined ? '' : uuidPart(e.uuid), e.hash === undefined ? '' : hashPart(e.hash));
+      if (e.mirror !== undefined && (entity === 'payments' || e.mirror.length === 0)) throw new Error(`no mirror segment for ${entity} ${e.id}`);
+      args.push(e.id, e.uuid === undefined ? '' : uuidPart(e.uuid), e.hash === undefined ? '' : hashPart(e.hash), e.mirror ?? '');
     }
     const ending = options.endIntents ?? [];
     if (args.length === 0 && ending.length === 0) return;
     const map = packedMap(this.prefix, tenant, entity);
-    await SET_MANY.run(this.redis, [...map.keys, stateKey(this.prefix, 'intents', tenant)], [map.spec, args.length / 3, ...args, ...ending]);
+    await SET_MANY.run(this.redis, [...map.keys, stateKey(this.prefix, 'intents', tenant)], [map.spec, args.length / 4, ...args, ...ending]);
   }
 
   /** Records with an id-map entry: the packed map's count, and those still in the old id map. */

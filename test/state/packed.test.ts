@@ -241,6 +241,46 @@ describe('packed records', () => {
     expect((await mirror.getMany('acme', 'contacts', ['C-1'])).get('C-1')).toEqual(contact);
   });
 
+  it("writes a record's id map and mirror cells in one script: the same bytes as the two writes one after the other", async () => {
+    const prefix = testPrefix();
+    const ids = new RecordStateStore(redis, prefix);
+    const mirror = new RecordMirror(redis, prefix);
+    const invoice = (i: number): MirroredInvoice => ({
+      id: `INV-${i}`,
+      contactId: `C-${i % 7}`,
+      status: 'AUTHORISED',
+      deleted: false,
+      number: `N-${i}`,
+      date: '2026-01-31',
+      dueDate: '2026-03-02',
+      total: 100 + i,
+      outstandingAmount: 50,
+      updatedAt: '2026-11-01T02:55:00.103Z',
+      reference: i % 2 === 0 ? 'مرجع' : 'ref',
+      uuid: uuidOf(i),
+      ...(i % 3 === 0 ? { pushedOutstanding: 25 } : {}),
+    });
+    const items = Array.from({ length: 40 }, (_, i) => invoice(i));
+    // One: id map, then mirror (two scripts). Two: both in one. The second tenant's bucket bytes must be equal.
+    await ids.setMany('one', 'invoices', items.map((it) => ({ id: it.id, uuid: uuidOf(it.id.length + Number(it.id.slice(4))), hash: hashOf(1) })));
+    await ids.setMany('one', 'invoices', items.map((it) => ({ id: it.id, uuid: it.uuid ?? '', hash: hashOf(2) })));
+    await mirror.putMany('one', 'invoices', items);
+    await ids.setMany('two', 'invoices', items.map((it) => ({ id: it.id, uuid: uuidOf(it.id.length + Number(it.id.slice(4))), hash: hashOf(1) })));
+    await ids.setMany('two', 'invoices', items.map((it) => ({ id: it.id, uuid: it.uuid ?? '', hash: hashOf(2), mirror: mirror.segment('invoices', it) })));
+    const one = await redis.hgetallBuffer(ids.key('one', 'invoices'));
+    const two = await redis.hgetallBuffer(ids.key('two', 'invoices'));
+    expect(Object.keys(two).sort()).toEqual(Object.keys(one).sort());
+    for (const [field, bytes] of Object.entries(one)) expect(two[field]?.equals(bytes)).toBe(true);
+    const got = await mirror.getMany('two', 'invoices', items.map((it) => it.id));
+    for (const it of items) expect(got.get(it.id)).toEqual(it);
+    expect(await packedCounts(redis, prefix, 'two', 'invoices')).toEqual({ records: 40, segments: [40, 40, 0] });
+    // The uuid is stored once (the mirror's cell says "the id map's").
+    const all = Buffer.concat(Object.values(two));
+    const raw = Buffer.from(uuidOf(3).replace(/-/g, ''), 'hex');
+    expect(all.indexOf(raw)).toBe(all.lastIndexOf(raw));
+    await expect(ids.setMany('two', 'payments', [{ id: 'P-1', hash: hashOf(1), mirror: Buffer.from('C') }])).rejects.toThrow(/no mirror segment for payments P-1/);
+  });
+
   it('keeps a GUID id (Xero) in 17 bytes, not 36, and finds it in old hashes by its text', async () => {
     const prefix = testPrefix();
     const ids = new RecordStateStore(redis, prefix);
