@@ -6,7 +6,7 @@
  * against another schema, is checked by the client as before.
  */
 import type { z } from 'zod';
-import { fastCheckOf } from './fast-check.js';
+import { fastCheckOf } from '../zod-fast-check.js';
 
 const checkedBy = new WeakMap<object, z.ZodType>();
 
@@ -25,7 +25,7 @@ export function markChecked<T>(schema: z.ZodType, value: T): T {
 }
 
 /**
- * `value` itself, frozen and marked checked, when the schema's quick check (fast-check.ts) passes it: zod would
+ * `value` itself, frozen and marked checked, when the schema's quick check (src/zod-fast-check.ts) passes it: zod would
  * accept it and give back an equal value. Undefined otherwise: then parse with zod (it names what is wrong).
  */
 export function quickChecked<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | undefined {

@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wasChecked } from './checked.js';
-import { fastCheckOf } from './fast-check.js';
+import { fastCheckOf } from '../zod-fast-check.js';
 import { AbortedError, AuthError, CollectionsError, TransientError, ValidationError } from './errors.js';
 import { createAgent, DEFAULT_TIMEOUTS, send, type HttpMethod, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
 import { authReason, errorFromResponse, looseBody, parseBody } from './responses.js';
@@ -308,7 +308,7 @@ export class CollectionsClient {
 /**
  * `value` through a request schema, or a local ValidationError shaped like the service's 422. A body the mapper
  * already checked against this schema (frozen since; checked.ts) is not checked again, and one the schema's quick
- * check passes (fast-check.ts: zod would give back an equal value) is used as it is.
+ * check passes (src/zod-fast-check.ts: zod would give back an equal value) is used as it is.
  */
 function check<S extends z.ZodType>(route: string, schema: S, value: unknown, where: 'body' | 'query', rename?: (k: PropertyKey) => string | number): z.output<S> {
   if (wasChecked(schema, value) || fastCheckOf(schema)?.(value) === true) return value as z.output<S>;

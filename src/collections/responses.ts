@@ -14,7 +14,7 @@ import {
   TransientError,
   ValidationError,
 } from './errors.js';
-import { fastCheckOf } from './fast-check.js';
+import { fastCheckOf } from '../zod-fast-check.js';
 import type { HttpResponse } from './http.js';
 import { validationErrorSchema } from './schemas.js';
 import type { AuthRejectReason } from './token-provider.js';
@@ -60,7 +60,7 @@ export function errorFromResponse(route: string, res: HttpResponse, idempotent: 
 
 /**
  * A 2xx body through `schema`; a body that is not JSON or does not match is a BadResponseError. The schema's
- * quick check (fast-check.ts) passes the common answer without zod's parse; anything it does not pass is parsed
+ * quick check (src/zod-fast-check.ts) passes the common answer without zod's parse; anything it does not pass is parsed
  * with zod, which gives the value or the issues naming the fields.
  */
 export function parseBody<T extends z.ZodType>(route: string, res: HttpResponse, schema: T): z.infer<T> {

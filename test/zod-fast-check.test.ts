@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fastCheckOf } from '../../src/collections/fast-check.js';
-import { quickChecked, wasChecked } from '../../src/collections/checked.js';
+import { fastCheckOf } from '../src/zod-fast-check.js';
+import { quickChecked, wasChecked } from '../src/collections/checked.js';
 import {
   contactCreateSchema,
   contactPageSchema,
@@ -16,7 +16,8 @@ import {
   invoiceUpsertSchema,
   paymentSchema,
   paymentUpdateSchema,
-} from '../../src/collections/schemas.js';
+} from '../src/collections/schemas.js';
+import { contactRecordSchema, invoiceRecordSchema, paymentRecordSchema } from '../src/platforms/records.js';
 
 const UUID = '3f1c2a4e-8b7d-4c1e-9a2b-5d6e7f8a9b0c';
 const short = { uuid: UUID, name: 'Acme', firstName: null, lastName: 'Doe', phoneNumber: null, email: 'a@b.c' };
@@ -47,10 +48,21 @@ const contactBody = {
 const { role: _role, ...contactUpdateBase } = contactBody;
 const contactUpdate = { ...contactUpdateBase, nameAr: null, vatNumber: null, uuid: UUID, secondaryContacts: [{ ...person, email: null }] };
 const paymentBody = { amount: 5, date: '2026-01-03', reference: 'r' };
+// Platform records as an adapter reads them (stripping objects; `deleted` has a default, an invoice a refinement).
+const contactRecord = {
+  id: 'C-1', updatedAt: '2026-11-25T07:25:50.169Z', deleted: false, name: 'Acme', nameAr: 'أكمي', email: 'a@b.c', phoneNumber: '+971501234567',
+  persons: [{ id: 'P-1', name: 'Ann Lee', email: 'ann@example.com' }], customer: true,
+};
+const invoiceRecord = {
+  id: 'I-1', contactId: 'C-1', updatedAt: '2026-11-25T10:25:50+03:00', status: 'AUTHORISED', deleted: false, number: 'INV-1',
+  date: '2026-01-01', dueDate: '2026-02-01', total: 100, outstandingAmount: 40, currencyCode: 'SAR', reference: 'PO-1',
+};
+const paymentRecord = { id: 'PAY-1', invoiceId: 'I-1', updatedAt: '2026-11-25T07:25:50Z', amount: 5, date: '2026-01-03', paymentUuid: UUID, deleted: true };
 
 /** Wrong values of every kind the schemas tell apart. */
 const WRONG: unknown[] = [
   undefined, null, 0, 1.5, -1, Number.MAX_SAFE_INTEGER + 2, Infinity, '', 'x', 'not-a-uuid', '2026-02-30', '2026-1-5', 'a@', 'x'.repeat(256),
+  '2026-11-25T25:00:00Z', '2026-11-25T07:25:50', '2026-11-25 07:25:50Z', '2026-11-25T07:25:50.1+0300',
   true, {}, [], [1], { uuid: 1 }, { [Symbol('s')]: 1 }, JSON.parse('{"__proto__": 1}') as unknown, new Map(), { a: undefined },
 ];
 
@@ -82,6 +94,9 @@ describe('fast check of service answers', () => {
     ['contact create body', contactCreateSchema, contactBody],
     ['contact update body', contactUpdateSchema, contactUpdate],
     ['payment update body', paymentUpdateSchema, paymentBody],
+    ['platform contact record', contactRecordSchema, contactRecord],
+    ['platform invoice record', invoiceRecordSchema, invoiceRecord],
+    ['platform payment record', paymentRecordSchema, paymentRecord],
   ] as const;
 
   for (const [name, schema, sample] of cases) {
@@ -106,14 +121,35 @@ describe('fast check of service answers', () => {
     });
   }
 
-  it('leaves schemas with transforms, defaults, refinements or formats beyond a pattern to zod', () => {
+  it('leaves schemas with transforms, checks it does not know or formats beyond a pattern to zod', () => {
     expect(fastCheckOf(z.looseObject({ a: z.string().transform((s) => s.length) }))).toBeUndefined();
-    expect(fastCheckOf(z.object({ a: z.number().default(1) }))).toBeUndefined();
     expect(fastCheckOf(z.looseObject({ a: z.string().refine((s) => s !== 'x') }))).toBeUndefined();
+    expect(fastCheckOf(z.object({ a: z.number() }).refine((v) => v.a > 1, { when: () => true }))).toBeUndefined();
+    expect(fastCheckOf(z.object({ a: z.number() }).superRefine(() => undefined))).toBeUndefined();
     expect(fastCheckOf(z.object({ a: z.url() }))).toBeUndefined();
-    expect(fastCheckOf(z.object({ a: z.iso.datetime() }))).toBeUndefined();
     expect(fastCheckOf(z.record(z.string().min(2), z.unknown()))).toBeUndefined();
     expect(fastCheckOf(z.object({ a: z.string() }).catchall(z.string()))).toBeUndefined();
+  });
+
+  it("a default passes only a value given (none: zod's output has the default); an object's refinements are called", () => {
+    const defaulted = fastCheckOf(z.object({ a: z.number().default(1) }))!;
+    expect(defaulted({ a: 2 })).toBe(true);
+    expect(defaulted({})).toBe(false);
+    expect(defaulted({ a: 'x' })).toBe(false);
+    let calls = 0;
+    const refined = fastCheckOf(
+      z.object({ a: z.number(), b: z.number() }).refine((v) => (calls += 1) > 0 && v.a <= v.b),
+    )!;
+    expect(refined({ a: 1, b: 2 })).toBe(true);
+    expect(refined({ a: 3, b: 2 })).toBe(false);
+    expect(refined({ a: 'x', b: 2 })).toBe(false);
+    expect(calls).toBe(2);
+    // Truthy but not true, or a throw: left to zod (which decides, and names what is wrong).
+    expect(fastCheckOf(z.object({ a: z.number() }).refine(() => 1 as unknown as boolean))!({ a: 1 })).toBe(false);
+    expect(fastCheckOf(z.object({ a: z.number() }).refine(() => { throw new Error('x'); }))!({ a: 1 })).toBe(false);
+    const dated = fastCheckOf(z.object({ at: z.iso.datetime({ offset: true }) }))!;
+    expect(dated({ at: '2026-11-25T07:25:50.123+03:00' })).toBe(true);
+    expect(dated({ at: '2026-11-25T07:25:50' })).toBe(false);
   });
 
   it('a stripping object passes only a value without unknown keys; a strict one likewise', () => {
