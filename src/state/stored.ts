@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
+import { fastCheckOf } from '../zod-fast-check.js';
 
 export class StateCorruptError extends Error {
   readonly code = 'STATE_CORRUPT';
@@ -24,8 +25,9 @@ function describe(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Parses an already-decoded value. */
+/** Parses an already-decoded value (one the schema's quick check passes, src/zod-fast-check.ts, as it is). */
 export function parseValue<T>(schema: z.ZodType<T>, value: unknown, key: string, field?: string): T {
+  if (fastCheckOf(schema)?.(value) === true) return value as T;
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new StateCorruptError(key, field, describe(parsed.error));
   return parsed.data;
