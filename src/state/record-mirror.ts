@@ -142,30 +142,58 @@ const varintLength = (n: number): number => {
   return len;
 };
 
+/** Decimal digits of a non-negative integer. */
+const digits = (n: number): number => {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d += 1;
+  }
+  return d;
+};
+
+/** Below this, a number with at most two decimals prints as those decimals (doubles there are far closer than 0.01). */
+const PLAIN_BELOW = 1e12;
+
+/**
+ * `String(n).length` for an integer or a number of hundredths `m` (n = m / 100) of magnitude below PLAIN_BELOW,
+ * counted without making the string (a number's text was most of a mirror put's cost); undefined otherwise.
+ */
+export function numberTextLength(n: number, m: number): number | undefined {
+  if (!(Math.abs(n) < PLAIN_BELOW) || Object.is(n, -0)) return undefined;
+  const sign = n < 0 ? 1 : 0;
+  const a = Math.abs(m);
+  if (Number.isInteger(n)) return sign + digits(Math.abs(n));
+  const cents = a % 100;
+  return sign + digits(Math.floor(a / 100)) + (cents % 10 === 0 ? 2 : 3);
+}
+
 /** A number's shortest exact form, written as a cell: a zigzag varint (integer or hundredths) when shorter than its text. */
 function numberCell(w: SegmentWriter, n: number): void {
-  const text = String(n);
   let kind: number = CELL.numberText;
-  let varintOf: number | undefined;
-  const consider = (k: number, m: number): void => {
-    if (!Number.isSafeInteger(m)) return;
-    if (varintLength(zigzag(m)) < text.length) {
-      kind = k;
-      varintOf = zigzag(m);
-    }
-  };
-  if (Number.isSafeInteger(n)) consider(CELL.integer, n);
-  else {
-    const m = Math.round(n * 100);
-    if (m / 100 === n) consider(CELL.hundredths, m);
-  }
-  if (varintOf === undefined) {
-    w.varint(8 * text.length + kind + 1);
-    w.text(text, text.length);
+  let m: number | undefined;
+  if (Number.isSafeInteger(n)) {
+    kind = CELL.integer;
+    m = n;
   } else {
-    w.varint(8 * varintLength(varintOf) + kind + 1);
-    w.varint(varintOf);
+    const h = Math.round(n * 100);
+    if (h / 100 === n && Number.isSafeInteger(h)) {
+      kind = CELL.hundredths;
+      m = h;
+    }
   }
+  if (m !== undefined) {
+    const z = zigzag(m);
+    const textLength = numberTextLength(n, m) ?? String(n).length;
+    if (varintLength(z) < textLength) {
+      w.varint(8 * varintLength(z) + kind + 1);
+      w.varint(z);
+      return;
+    }
+  }
+  const text = String(n);
+  w.varint(8 * text.length + CELL.numberText + 1);
+  w.text(text, text.length);
 }
 
 /** Whether a text fits one byte a character: nothing outside ASCII and U+0600-U+067F, and some Arabic in it. */

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { LOAD, packedCounts, packOldEntries, scanRecords } from '../../src/state/packed.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
-import { RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
+import { numberTextLength, RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
@@ -279,6 +279,27 @@ describe('packed records', () => {
     const raw = Buffer.from(uuidOf(3).replace(/-/g, ''), 'hex');
     expect(all.indexOf(raw)).toBe(all.lastIndexOf(raw));
     await expect(ids.setMany('two', 'payments', [{ id: 'P-1', hash: hashOf(1), mirror: Buffer.from('C') }])).rejects.toThrow(/no mirror segment for payments P-1/);
+  });
+
+  it("counts a number's text without making it: the length String gives, for integers and hundredths below 1e12", () => {
+    const samples: number[] = [0, 1, -1, 9, 10, 99, 100, 0.5, -0.5, 0.05, -0.05, 0.1, 0.01, 12.3, 12.34, 1234.5, 999999999999.99, -999999999999.99, 123456789012];
+    let seed = 7;
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 20_000; i += 1) {
+      const scale = 10 ** Math.floor(rand() * 12);
+      samples.push(Math.round((rand() - 0.5) * scale * 200) / 100);
+    }
+    let counted = 0;
+    for (const n of samples) {
+      const m = Number.isInteger(n) ? n : Math.round(n * 100);
+      const len = numberTextLength(n, m);
+      if (len === undefined) continue;
+      counted += 1;
+      expect(len, String(n)).toBe(String(n).length);
+    }
+    expect(counted).toBeGreaterThan(19_000);
+    expect(numberTextLength(1e12, 1e12)).toBeUndefined();
+    expect(numberTextLength(-0, 0)).toBeUndefined();
   });
 
   it('keeps a GUID id (Xero) in 17 bytes, not 36, and finds it in old hashes by its text', async () => {
