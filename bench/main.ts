@@ -5,6 +5,7 @@
  * latest.json for --quick) and prints a short table.
  */
 import { openBench } from './harness.js';
+import { buildProgram } from './shipped.js';
 import { parseArgs, plan, type SectionName } from './plan.js';
 import { machine, writeReport, type Report } from './report.js';
 import { printTable } from './table.js';
@@ -25,6 +26,9 @@ async function main(): Promise<void> {
   const p = plan(args.quick);
   const started = Date.now();
   log(`collections-sync bench (${args.quick ? 'quick' : 'full'}; ${p.expected})`);
+  // Workers run the program as built (bench/shipped.ts): built from this checkout first, so no figure is stale.
+  log('building the program (npm run build)');
+  buildProgram();
   const bench = await openBench({ quick: args.quick, log });
   const report: Report = { mode: args.quick ? 'quick' : 'full', startedAt: new Date(started).toISOString(), machine: await machine(), sections: {} };
   const want = (s: SectionName): boolean => args.only === undefined || args.only.includes(s);

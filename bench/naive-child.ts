@@ -9,10 +9,16 @@
  * ends (its own time and CPU time), then exits.
  */
 import { Agent, request } from 'undici';
-import { FileAdapter } from '../src/platforms/file/index.js';
+import type * as File from '../src/platforms/file/index.js';
+import type { FileAdapter } from '../src/platforms/file/index.js';
+import type * as Mapping from '../src/mapping/index.js';
 import type { ContactRecord, InvoiceRecord, PaymentRecord } from '../src/platforms/records.js';
 import type { Entity } from '../src/glossary.js';
-import { decideContact, decideInvoice } from '../src/mapping/index.js';
+import { shipped } from './shipped.js';
+
+// The program as built, like the worker's (bench/shipped.ts): the same mapper and file reader, compiled the same way.
+const { FileAdapter: FileReader } = await shipped<typeof File>('src/platforms/file/index.js');
+const { decideContact, decideInvoice } = await shipped<typeof Mapping>('src/mapping/index.js');
 
 const env = (name: string): string => {
   const v = process.env[name];
@@ -54,7 +60,7 @@ async function main(): Promise<void> {
 
 /** One pass over a folder's records with one token. */
 async function pass(baseUrl: string, concurrency: number, agent: Agent, folder: string, token: string): Promise<Pass> {
-  const adapter = new FileAdapter({ folder });
+  const adapter = new FileReader({ folder });
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const contacts = (await readAll(adapter, 'contacts')) as ContactRecord[];

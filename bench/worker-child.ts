@@ -6,13 +6,22 @@
  * `{ cmd: 'stats' }` with its CPU time (read before the collection), peak RSS and live heap (after a full
  * collection), and closes on `{ cmd: 'stop' }`.
  */
-import { createApp } from '../src/app.js';
-import { loadEnv } from '../src/config/env.js';
-import { loadTenants } from '../src/config/tenants.js';
-import { createLogger } from '../src/logger.js';
-import { createMetrics } from '../src/ops/metrics.js';
-import { startWorker } from '../src/worker.js';
+import type * as App from '../src/app.js';
+import type * as Env from '../src/config/env.js';
+import type * as Tenants from '../src/config/tenants.js';
+import type * as Logger from '../src/logger.js';
+import type * as Metrics from '../src/ops/metrics.js';
+import type * as Worker from '../src/worker.js';
 import { parentCommandSchema, type ChildMessage } from './child-protocol.js';
+import { shipped } from './shipped.js';
+
+// The program as built (bench/shipped.ts), typed as its sources.
+const { createApp } = await shipped<typeof App>('src/app.js');
+const { loadEnv } = await shipped<typeof Env>('src/config/env.js');
+const { loadTenants } = await shipped<typeof Tenants>('src/config/tenants.js');
+const { createLogger } = await shipped<typeof Logger>('src/logger.js');
+const { createMetrics } = await shipped<typeof Metrics>('src/ops/metrics.js');
+const { startWorker } = await shipped<typeof Worker>('src/worker.js');
 
 function send(message: ChildMessage): void {
   process.send?.(message);

@@ -1,6 +1,6 @@
 /**
- * Worker processes for the benchmark (bench/worker-child.ts under tsx, one per `spawnBenchWorker`), with
- * their CPU time and peak RSS read over IPC.
+ * Worker processes for the benchmark (bench/worker-child.ts, running the built program: bench/shipped.ts; one per
+ * `spawnBenchWorker`), with their CPU time and peak RSS read over IPC.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
