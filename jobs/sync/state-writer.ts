@@ -1,9 +1,9 @@
 /**
  * Record state written in batches. A pushed record's id-map entry, content hash and mirror cells (and, for a
- * contact created through the intent protocol, the end of its intent) join a batch per entity that is written in one round
- * trip (one atomic script) when it holds `maxBatch` entries, `maxDelayMs` after its first entry, or as soon as
- * the current turn of the event loop ends when no request of the run is in flight (nothing else would join
- * it soon; records decided without a request in the same turn still share the write).
+ * contact created through the intent protocol, the end of its intent) join a batch per entity that is written in
+ * one round trip (one atomic script) when it holds `maxBatch` entries, `maxDelayMs` after its first entry, or as
+ * soon as the current turn of the event loop ends when no request of the run is in flight (nothing else would
+ * join it soon; records decided without a request in the same turn still share the write).
  *
  * `set` resolves only once its batch is in Redis, so a record's task still ends after its state is stored (a
  * later task for the same record reads it) and an intent ends in the same script that writes its id-map entry,

@@ -170,12 +170,11 @@ export function numberTextLength(n: number, m: number): number | undefined {
 
 /** A number's shortest exact form, written as a cell: a zigzag varint (integer or hundredths) when shorter than its text. */
 function numberCell(w: SegmentWriter, n: number): void {
-  let kind: number = CELL.numberText;
+  // The varint form that holds n exactly (integer or hundredths), if any; the text otherwise or when shorter.
+  let kind: number = CELL.integer;
   let m: number | undefined;
-  if (Number.isSafeInteger(n)) {
-    kind = CELL.integer;
-    m = n;
-  } else {
+  if (Number.isSafeInteger(n)) m = n;
+  else {
     const h = Math.round(n * 100);
     if (h / 100 === n && Number.isSafeInteger(h)) {
       kind = CELL.hundredths;
