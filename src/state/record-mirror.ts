@@ -133,24 +133,17 @@ class SegmentWriter {
   }
 }
 
-const varintLength = (n: number): number => {
-  let len = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    len += 1;
-  }
-  return len;
-};
-
-/** Decimal digits of a non-negative integer. */
-const digits = (n: number): number => {
+/** Digits of a non-negative integer in `base` (128: a varint's bytes; 10: its decimal text's characters). */
+const digitsIn = (n: number, base: number): number => {
   let d = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
+  while (n >= base) {
+    n = Math.floor(n / base);
     d += 1;
   }
   return d;
 };
+const varintLength = (n: number): number => digitsIn(n, 128);
+const digits = (n: number): number => digitsIn(n, 10);
 
 /** Below this, a number with at most two decimals prints as those decimals (doubles there are far closer than 0.01). */
 const PLAIN_BELOW = 1e12;
