@@ -31,8 +31,8 @@ import { StateCorruptError } from './stored.js';
 /**
  * Records per bucket (average) before a bucket splits: buckets of a few hundred bytes (Lua walks a bucket to the
  * record it wants, and writes all of it again when one record changes). 8, not the 24 of before: Redis's CPU per
- * synced record about 25-30% lower for about 2.7 bytes a record more (one bucket field per 8 records instead of 24). A map written with a larger
- * load splits to this one as it is written (at most 64 splits a script call).
+ * synced record about 25-30% lower for about 2.7 bytes a record more (one bucket field per 8 records instead of
+ * 24). A map written with a larger load splits to this one as it is written (at most 64 splits a script call).
  */
 export const LOAD = 8;
 
@@ -54,6 +54,8 @@ local function vput(n)
   return table.concat(t)
 end
 local function vget(s, i)
+  local b = sbyte(s, i)
+  if b and b < 128 then return b, i + 1 end
   local n, m = 0, 1
   while true do
     local b = sbyte(s, i)
@@ -114,19 +116,21 @@ end
 local function bopen(key, b, blob)
   return { key = key, b = b, blob = blob or '', put = {}, at = {}, add = {}, na = 0 }
 end
+-- The length at i of a bucket's next id or value, and where its bytes start (a bucket cut short: corrupt).
+local function blen(bk, i)
+  local l, at = vget(bk.blob, i)
+  if not l or at + l - 1 > #bk.blob then corrupt(bk.key, 'bucket ' .. bk.b) end
+  return l, at
+end
 -- Where key k is in the blob: its entry's first byte, its value's first and last (nil: not there).
 local function bfind(bk, k)
   local blob, i, n, kl = bk.blob, 1, #bk.blob, #k
   local last = sbyte(k, kl)
   while i <= n do
-    local s, l = i, sbyte(blob, i)
-    if l and l < 128 then i = i + 1 else l, i = vget(blob, i) end
-    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    local s, l = i, nil
+    l, i = blen(bk, i)
     local same = l == kl and (l == 0 or (sbyte(blob, i + l - 1) == last and ssub(blob, i, i + l - 1) == k))
-    i = i + l
-    l = sbyte(blob, i)
-    if l and l < 128 then i = i + 1 else l, i = vget(blob, i) end
-    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    l, i = blen(bk, i + l)
     if same then return s, i, i + l - 1 end
     i = i + l
   end
@@ -179,13 +183,10 @@ local function bentries(bk)
   local ks, vs, es = {}, {}, {}
   local blob, i, n = bk.blob, 1, #bk.blob
   while i <= n do
-    local s, l = i
-    l, i = vget(blob, i)
-    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    local s, l = i, nil
+    l, i = blen(bk, i)
     local k = ssub(blob, i, i + l - 1)
-    i = i + l
-    l, i = vget(blob, i)
-    if not l or i + l - 1 > n then corrupt(bk.key, 'bucket ' .. bk.b) end
+    l, i = blen(bk, i + l)
     local v = bk.put[k]
     if v == nil then ks[#ks + 1] = k; vs[#vs + 1] = ssub(blob, i, i + l - 1); es[#es + 1] = ssub(blob, s, i + l - 1)
     elseif v then ks[#ks + 1] = k; vs[#vs + 1] = v; es[#es + 1] = entry(k, v) end
