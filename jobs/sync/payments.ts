@@ -74,9 +74,9 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
   if (invoiceIds.length === 0) return;
   const { stores, mirror } = ctx.services;
   const refreshSnapshot = ctx.snapshot();
-  const [invoices, states, totals] = await Promise.all([
-    mirror.getMany(ctx.tenant, 'invoices', invoiceIds),
-    stores.records.getMany(ctx.tenant, 'invoices', invoiceIds),
+  // The mirror and the id map are segments of the same packed records: one read for both.
+  const [{ items: invoices, states }, totals] = await Promise.all([
+    mirror.getManyWithState(ctx.tenant, 'invoices', invoiceIds),
     stores.paymentLedger.totals(ctx.tenant, invoiceIds),
   ]);
   const contactStates = await stores.records.getMany(ctx.tenant, 'contacts', [...new Set([...invoices.values()].map((i) => i.contactId))]);

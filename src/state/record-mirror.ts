@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
 import { decodeDay, decodeUuid, encodeDay, formatUuid, hexInto, uuidPart } from './compact.js';
 import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, type Segments } from './packed.js';
-import { decodeIdSegment } from './record-state.js';
+import { decodeIdSegment, type RecordState } from './record-state.js';
 import { stateScript } from './script.js';
 import { stateKey } from './keys.js';
 import { parseValue, StateCorruptError } from './stored.js';
@@ -382,11 +382,26 @@ export class RecordMirror {
   }
 
   async getMany<E extends Entity>(tenant: string, entity: E, ids: string[]): Promise<Map<string, Mirrored[E]>> {
-    const out = new Map<string, Mirrored[E]>();
+    return (await this.read(tenant, entity, ids, false)).items;
+  }
+
+  /**
+   * The mirrored items of `ids` and their id-map entries (RecordStateStore.getMany's), in one read: both are
+   * segments of the same packed records.
+   */
+  async getManyWithState<E extends Entity>(tenant: string, entity: E, ids: string[]): Promise<{ items: Map<string, Mirrored[E]>; states: Map<string, RecordState> }> {
+    return this.read(tenant, entity, ids, true);
+  }
+
+  private async read<E extends Entity>(tenant: string, entity: E, ids: string[], withStates: boolean): Promise<{ items: Map<string, Mirrored[E]>; states: Map<string, RecordState> }> {
+    const items = new Map<string, Mirrored[E]>();
+    const states = new Map<string, RecordState>();
+    const key = this.key(tenant, entity);
     for (const [id, segs] of await getRecords(this.redis, this.prefix, tenant, entity, ids)) {
-      if (segs[1]) out.set(id, this.parseSegment(tenant, entity, id, segs));
+      if (withStates && segs[0]) states.set(id, decodeIdSegment(segs[0], key, id));
+      if (segs[1]) items.set(id, this.parseSegment(tenant, entity, id, segs));
     }
-    return out;
+    return { items, states };
   }
 
   /** Every mirrored item, in batches: the old mirror first (HSCAN), then the packed map: flat memory over large tenants. */

@@ -226,6 +226,11 @@ describe('packed records', () => {
     expect(await ids.get('acme', 'invoices', 'INV-1')).toEqual({ uuid: uuidOf(1), hash: hashOf(1) });
     expect(await ledger.totals('acme', ['INV-1'])).toEqual(new Map([['INV-1', 10.25]]));
     expect(await packedCounts(redis, prefix, 'acme', 'invoices')).toEqual({ records: 1, segments: [1, 1, 1] });
+    // One read for both segments: what the two stores read each.
+    const both = await mirror.getManyWithState('acme', 'invoices', ['INV-1', 'INV-none']);
+    expect(both.items).toEqual(await mirror.getMany('acme', 'invoices', ['INV-1', 'INV-none']));
+    expect(both.states).toEqual(await ids.getMany('acme', 'invoices', ['INV-1', 'INV-none']));
+    expect(both.states.get('INV-1')).toEqual({ uuid: uuidOf(1), hash: hashOf(1) });
     // The mirror shares the id map's uuid (stored once); a new uuid in the id map leaves the mirror's as it was.
     const bucket = (await redis.hgetBuffer(ids.key('acme', 'invoices'), '0')) ?? Buffer.alloc(0);
     const raw = Buffer.from(uuidOf(1).replace(/-/g, ''), 'hex');
