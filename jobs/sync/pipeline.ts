@@ -19,6 +19,7 @@ import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
 import { reportBad, UNSETTLED } from './dead-letters.js';
 import { drainPending, pushInvoices } from './invoices.js';
+import { adoptExisting } from './adopt.js';
 import { pushPayments } from './payments.js';
 import { RecordWindow, windowSize } from './window.js';
 
@@ -379,34 +380,4 @@ async function readPage(
       throw err;
     }
   }
-}
-
-/**
- * A tenant's first sync adopts the contacts that already exist in the service (a full GET /contact listing,
- * matched on extPlatformId), so nothing that is already there is created twice.
- */
-async function adoptExisting(ctx: RunContext): Promise<void> {
-  const { flags, stores, client } = ctx.services;
-  if ((await flags.get(ctx.tenant, 'adopted')) !== null) return;
-  const seen = new Set<string>();
-  let batch: { id: string; uuid: string }[] = [];
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const known = await stores.records.getMany(ctx.tenant, 'contacts', batch.map((b) => b.id));
-    const fresh = batch.filter((b) => known.get(b.id)?.uuid === undefined);
-    await stores.records.setMany(ctx.tenant, 'contacts', fresh);
-    ctx.count('contacts', 'adopted', fresh.length);
-    batch = [];
-  };
-  await ctx.request(async () => {
-    for await (const contact of client.listAllContacts({}, { signal: ctx.requestSignal })) {
-      const ext = contact.extPlatformId;
-      if (ext === null || ext === undefined || ext === '' || seen.has(ext)) continue;
-      seen.add(ext);
-      batch.push({ id: ext, uuid: contact.uuid });
-      if (batch.length >= 500) await flush();
-    }
-  });
-  await flush();
-  await flags.set(ctx.tenant, 'adopted', new Date().toISOString());
 }

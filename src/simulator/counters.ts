@@ -14,6 +14,7 @@ function empty(): SimulatorCounters {
     supersededInFlight: 0,
     maxConcurrency: 0,
     maxConcurrencyByClient: {},
+    maxConcurrencyByRoute: {},
     inFlightMsByClient: {},
     faultsInjected: {},
     writesCommitted: 0,
@@ -37,6 +38,8 @@ export class Counters {
   /** Per client, when its number in flight last changed (for inFlightMsByClient). */
   readonly #changedAt = new Map<string, number>();
   #inFlightTotal = 0;
+  /** Requests being processed now, by route (for maxConcurrencyByRoute). */
+  readonly #byRoute = new Map<string, number>();
 
   request(route: string, status: string): void {
     const byStatus = (this.#c.requests[route] ??= {});
@@ -66,6 +69,10 @@ export class Counters {
     if (this.#inFlightTotal > this.#c.maxConcurrency) this.#c.maxConcurrency = this.#inFlightTotal;
     const byClient = this.#c.maxConcurrencyByClient;
     if (set.size > (byClient[clientId] ?? 0)) byClient[clientId] = set.size;
+    const onRoute = (this.#byRoute.get(route) ?? 0) + 1;
+    this.#byRoute.set(route, onRoute);
+    const byRoute = this.#c.maxConcurrencyByRoute;
+    if (onRoute > (byRoute[route] ?? 0)) byRoute[route] = onRoute;
     return entry;
   }
 
@@ -75,6 +82,7 @@ export class Counters {
     this.#accrue(entry.clientId, set.size);
     set.delete(entry);
     this.#inFlightTotal -= 1;
+    this.#byRoute.set(entry.route, (this.#byRoute.get(entry.route) ?? 1) - 1);
   }
 
   /** Adds `n` requests in flight since the client's last change to its request-milliseconds. */

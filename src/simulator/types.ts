@@ -62,6 +62,8 @@ export interface SimulatorCounters {
   /** Most authenticated API requests being processed at once (all clients); the token endpoint is not counted. */
   maxConcurrency: number;
   maxConcurrencyByClient: Record<string, number>;
+  /** Most requests of one route ('GET /contact', ...) being processed at once (all clients). */
+  maxConcurrencyByRoute: Record<string, number>;
   /**
    * Per client, the sum over time of its requests being processed (request-milliseconds): over a span of `t` ms,
    * divided by `t`, the mean number in flight at the service (how full a client keeps its pool).

@@ -132,6 +132,7 @@ describe('simulator: faults and load knobs', () => {
     const c = sim.counters();
     expect(c.maxConcurrency).toBe(4);
     expect(c.maxConcurrencyByClient[clientId]).toBe(4);
+    expect(c.maxConcurrencyByRoute).toEqual({ 'POST /contact': 4 });
     expect(names()).toHaveLength(4);
   });
 

@@ -13,13 +13,22 @@ describe('adoption of existing service records', () => {
   let rig: Rig;
   const memory = new MemoryPlatformRegistry();
   const data = sampleData({ contacts: 60, seed: 5 });
+  const many = sampleData({ contacts: 120, seed: 9, idPrefix: 'M' });
 
   beforeAll(async () => {
     redis = await startTestRedis();
     const store = memory.get('adopt');
     store.upsertMany('contacts', data.contacts);
     store.upsertMany('invoices', data.invoices);
-    rig = await startRig({ redisUrl: redis.url, memory, tenants: [{ id: 'adopt', platform: { kind: 'memory', name: 'adopt' } }] });
+    memory.get('many').upsertMany('contacts', many.contacts);
+    rig = await startRig({
+      redisUrl: redis.url,
+      memory,
+      tenants: [
+        { id: 'adopt', platform: { kind: 'memory', name: 'adopt' } },
+        { id: 'many', platform: { kind: 'memory', name: 'many' } },
+      ],
+    });
   });
   afterAll(async () => {
     await rig?.close();
@@ -52,5 +61,33 @@ describe('adoption of existing service records', () => {
     expect(after.contacts).toHaveLength(before.contacts.length);
     expect(after.invoices).toHaveLength(before.invoices.length);
     expect(new Set(after.invoices.map((i) => i.uuid))).toEqual(new Set(before.invoices.map((i) => i.uuid)));
+  });
+
+  it('reads a listing of many pages several at once, each page once, and adopts the first contact listed for an id', async () => {
+    // 450 service contacts (5 pages of 100): the first listed for M-contact 0, 329 of nobody's, the other 119 platform
+    // contacts, and a later second contact claiming the first platform id (a duplicate made by hand).
+    const [head, ...rest] = many.contacts;
+    const first = rig.sim.seedContact('client-many', { name: 'First listed', extPlatformId: head!.id });
+    for (let i = 0; i < 329; i += 1) rig.sim.seedContact('client-many', { name: `Unrelated ${i}` });
+    for (const c of rest) rig.sim.seedContact('client-many', { name: `Old ${c.name}`, extPlatformId: c.id });
+    const later = rig.sim.seedContact('client-many', { name: 'Listed later', extPlatformId: head!.id });
+    rig.sim.resetCounters();
+    rig.sim.setFaults({ latencyMs: 40 });
+    let run;
+    try {
+      run = await rig.sync('many');
+    } finally {
+      rig.sim.setFaults({ latencyMs: 0 });
+    }
+    expect(run.outcome).toBe('succeeded');
+    expect(run.counts['contacts.adopted']).toBe(120);
+    expect(run.counts['contacts.created'] ?? 0).toBe(0);
+    const counters = rig.sim.counters();
+    expect(counters.requests['GET /contact']).toEqual({ '200': 5 });
+    expect(counters.maxConcurrencyByRoute['GET /contact']).toBeGreaterThan(1);
+    const stored = rig.sim.data('client-many').contacts;
+    expect(stored).toHaveLength(450);
+    expect(stored.find((c) => c.uuid === first.uuid)?.name).toBe(head!.name);
+    expect(stored.find((c) => c.uuid === later.uuid)?.name).toBe('Listed later');
   });
 });
