@@ -11,6 +11,7 @@ import { machine, writeReport, type Report } from './report.js';
 import { printTable } from './table.js';
 import { runSyncSection } from './sections/sync.js';
 import { runNaiveSection } from './sections/naive.js';
+import { runAdoptSection } from './sections/adopt.js';
 import { runScaleOutSection } from './sections/scale-out.js';
 import { runTokenSection } from './sections/tokens.js';
 import { runMemorySection } from './sections/memory.js';
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
     if (want('naive')) {
       log('naive: the worker against a plain undici loop on the same data (worker / naive)');
       report.sections.naive = await runNaiveSection(bench, p.naive);
+    }
+    if (want('adopt')) {
+      log('adopt: a first sync onto a service that already holds many contacts (the listing read before any push)');
+      report.sections.adopt = await runAdoptSection(bench, p.adopt);
     }
     if (want('scaleOut')) {
       log('scale-out: worker processes on one Redis');

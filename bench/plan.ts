@@ -1,6 +1,7 @@
 /** The benchmark's command line and the sizes of each section in quick and full mode. */
 import type { CliConfig } from './sections/cli.js';
 import type { ClusterConfig } from './sections/cluster.js';
+import type { AdoptConfig } from './sections/adopt.js';
 import type { FairnessConfig } from './sections/fairness.js';
 import type { MemoryConfig } from './sections/memory.js';
 import type { NaiveConfig } from './sections/naive.js';
@@ -9,7 +10,7 @@ import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -43,6 +44,7 @@ export interface Plan {
   expected: string;
   sync: SyncConfig;
   naive: NaiveConfig;
+  adopt: AdoptConfig;
   scaleOut: ScaleOutConfig;
   tokens: TokenConfig;
   memory: MemoryConfig;
@@ -58,6 +60,7 @@ export function plan(quick: boolean): Plan {
       expected: 'about 2 minutes',
       sync: { latencyMs: 20, concurrencies: [4, 16, 32], contactsPerSlot: 40, reference: 16 },
       naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 1_280 },
+      adopt: { latencyMs: 20, serviceContacts: 5_000, contacts: 40, syncConcurrency: 16 },
       scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
       memory: { smallContacts: 100, factor: 50, syncConcurrency: 16 },
@@ -75,6 +78,7 @@ export function plan(quick: boolean): Plan {
     expected: 'about 5-6 minutes',
     sync: { latencyMs: 20, concurrencies: [4, 16, 32, 64], contactsPerSlot: 100, reference: 16 },
     naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 3_200 },
+    adopt: { latencyMs: 20, serviceContacts: 20_000, contacts: 40, syncConcurrency: 16 },
     scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },
     memory: { smallContacts: 400, factor: 50, syncConcurrency: 16 },

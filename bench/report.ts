@@ -5,6 +5,7 @@ import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { CliResult } from './sections/cli.js';
 import type { ClusterResult } from './sections/cluster.js';
+import type { AdoptResult } from './sections/adopt.js';
 import type { FairnessResult } from './sections/fairness.js';
 import type { MemoryResult } from './sections/memory.js';
 import type { NaiveResult } from './sections/naive.js';
@@ -33,6 +34,7 @@ export interface Report {
   sections: {
     sync?: SyncResult;
     naive?: NaiveResult;
+    adopt?: AdoptResult;
     scaleOut?: ScaleOutResult;
     tokens?: TokenResult;
     memory?: MemoryResult;

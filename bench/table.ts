@@ -8,7 +8,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -43,6 +43,15 @@ export function tableRows(report: Report): Row[] {
         ]);
       }
     }
+  }
+  if (adopt) {
+    const a = adopt.config;
+    rows.push([
+      `adoption listing, ${n(a.serviceContacts)} service contacts (${adopt.pages} pages), c=${a.syncConcurrency}, ${a.latencyMs} ms`,
+      `${n(adopt.listingMs)} ms (first sync ${n(adopt.seededMs)} ms, ${n(adopt.emptyMs)} ms onto an empty service)`,
+      `${n(adopt.idealMs)} ms`,
+      pct(adopt.ratio),
+    ]);
   }
   if (scaleOut) {
     for (const r of scaleOut.rows) {
