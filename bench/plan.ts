@@ -59,7 +59,7 @@ export function plan(quick: boolean): Plan {
     return {
       expected: 'about 2 minutes',
       sync: { latencyMs: 20, concurrencies: [4, 16, 32], contactsPerSlot: 40, reference: 16 },
-      naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 1_280 },
+      naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 1_280, rounds: 1 },
       adopt: { latencyMs: 20, serviceContacts: 5_000, contacts: 40, syncConcurrency: 16 },
       scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
@@ -77,7 +77,7 @@ export function plan(quick: boolean): Plan {
   return {
     expected: 'about 5-6 minutes',
     sync: { latencyMs: 20, concurrencies: [4, 16, 32, 64], contactsPerSlot: 100, reference: 16 },
-    naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 3_200 },
+    naive: { concurrency: 32, latenciesMs: [20, 0], contacts: 3_200, rounds: 3 },
     adopt: { latencyMs: 20, serviceContacts: 20_000, contacts: 40, syncConcurrency: 16 },
     scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },

@@ -27,10 +27,11 @@ export function tableRows(report: Report): Row[] {
     rows.push(['per record: HTTP requests', n(p.httpRequestsPerRecord, 2), '', '']);
   }
   if (naive) {
-    for (const r of naive.rows) {
+    const rounds = naive.config.rounds;
+    for (const { row: r, ratios } of naive.medians) {
       rows.push([
         `first sync vs naive pusher, c=${naive.config.concurrency}, ${r.latencyMs} ms, ${r.process} process`,
-        `${n(r.worker.requestsPerS)} / ${n(r.naive.requestsPerS)} req/s (rec/s x${n(r.recordsRatio, 2)})`,
+        `${n(r.worker.requestsPerS)} / ${n(r.naive.requestsPerS)} req/s (rec/s x${n(r.recordsRatio, 2)})${rounds > 1 ? `; median of ${rounds} rounds (${ratios.map((x) => n(x, 2)).join(', ')})` : ''}`,
         `>= ${n(r.goal, 1)} (worker / naive)`,
         n(r.ratio, 2),
       ]);

@@ -10,6 +10,9 @@
  * (`fresh`: V8 still compiling, the token and the tenant's listing fetched cold) and the second in the same,
  * now warm, process (`warm`: what an always-on worker runs every run after its first). The naive loop gets the
  * same two passes, so both sides are compared fresh with fresh and warm with warm.
+ *
+ * A full run repeats this three times per latency (`rounds`: new processes, new data of the same size) and the
+ * table shows the round with the median ratio beside every round's: one run's ratio moves by +-0.05 here.
  */
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,6 +28,11 @@ export interface NaiveConfig {
   concurrency: number;
   latenciesMs: number[];
   contacts: number;
+  /**
+   * Rounds per latency, each with new processes and new data of the same size; the table shows the median round
+   * (one run's ratio moves by +-0.05 on a 2-core machine, where the goal is a boundary).
+   */
+  rounds: number;
 }
 
 /** `fresh`: the first run of a new process; `warm`: the second run of the same process (other data, same size). */
@@ -33,6 +41,8 @@ export type ProcessState = 'fresh' | 'warm';
 export interface NaiveRow {
   latencyMs: number;
   process: ProcessState;
+  /** 1, 2, ... (`rounds`). */
+  round: number;
   records: number;
   /** CPU per request (ms): the worker process, Redis and the simulator (this process) over the worker's run. */
   worker: {
@@ -58,7 +68,10 @@ export interface NaiveRow {
 
 export interface NaiveResult {
   config: NaiveConfig;
+  /** Every round's rows. */
   rows: NaiveRow[];
+  /** Per latency and process state: the round with the median ratio, and every round's ratio. */
+  medians: { row: NaiveRow; ratios: number[] }[];
 }
 
 const SCRIPT = fileURLToPath(new URL('../naive-child.ts', import.meta.url));
@@ -104,88 +117,107 @@ async function runNaive(bench: Bench, env: Record<string, string>, clients: stri
 
 export async function runNaiveSection(bench: Bench, cfg: NaiveConfig): Promise<NaiveResult> {
   const rows: NaiveRow[] = [];
-  const c = cfg.concurrency;
   for (const latencyMs of cfg.latenciesMs) {
-    bench.sim.setFaults({ latencyMs, jitterMs: 0, rateLimitPerSecond: null });
-    // Two data sets of the same size: the first run of each side in a fresh process, the second in the same one.
-    const sets = await Promise.all(
-      (['fresh', 'warm'] as const).map(async (state, i) => {
-        const tenant = `naive-l${latencyMs}-${state}`;
-        const folder = join(bench.root, tenant);
-        const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 300 + 17 * i + latencyMs, idPrefix: `N${latencyMs}${state[0]}` });
-        return { state, tenant, folder, data };
-      }),
-    );
-    const d = await deploy(bench, `naive-l${latencyMs}`, sets.map((s) => ({ id: s.tenant, folder: s.folder })), 1, { SYNC_CONCURRENCY: String(c), TENANT_INFLIGHT_LIMIT: String(c) });
-    const workerRuns: { m: Measured<RunRecord>; inFlightMs: number }[] = [];
-    for (const s of sets) {
-      const w0 = inFlightMs(bench, clientIdOf(s.tenant));
-      const m = await measure(bench, d.workers, () => d.sync(s.tenant, 'full'));
-      assertSucceeded(m.value, `${s.tenant} full`);
-      workerRuns.push({ m, inFlightMs: inFlightMs(bench, clientIdOf(s.tenant)) - w0 });
-    }
-    await d.close();
-    // The naive loop: a client of its own per pass (a fresh store in the simulator), one token each for the whole pass.
-    const clients = sets.map((s) => `naive-${s.tenant}`);
-    const tokens = [];
-    for (const clientId of clients) {
-      bench.sim.setClient(clientId, `secret-${clientId}`);
-      tokens.push((await requestToken({ authUrl: bench.sim.authUrl, clientId, clientSecret: new Secret(`secret-${clientId}`) })).accessToken);
-    }
-    const passes = await runNaive(
-      bench,
-      {
-        NAIVE_BASE_URL: bench.sim.baseUrl,
-        NAIVE_CONCURRENCY: String(c),
-        NAIVE_FOLDER: sets[0]!.folder,
-        NAIVE_TOKEN: tokens[0]!,
-        NAIVE_FOLDER_2: sets[1]!.folder,
-        NAIVE_TOKEN_2: tokens[1]!,
-      },
-      clients,
-    );
-    sets.forEach((s, i) => {
-      const { m, inFlightMs: wInFlightMs } = workerRuns[i]!;
-      const n = passes[i]!;
-      const wMs = runMs(m.value);
-      const worker = {
-        requests: m.requests,
-        runMs: wMs,
-        requestsPerS: round(m.requests / (wMs / 1000), 1),
-        recordsPerS: round(s.data.records / (wMs / 1000), 1),
-        cpuMsPerRequest: round(m.workerCpuMs / m.requests),
-        redisCpuMsPerRequest: round(m.redis.cpuMs / m.requests),
-        simulatorCpuMsPerRequest: round(m.simulatorCpuMs / m.requests),
-        meanInFlight: round(wInFlightMs / wMs, 1),
-      };
-      const naive = {
-        requests: n.requests,
-        runMs: Math.round(n.ms),
-        requestsPerS: round(n.requests / (n.ms / 1000), 1),
-        recordsPerS: round(s.data.records / (n.ms / 1000), 1),
-        cpuMsPerRequest: round(n.cpuMs / n.requests),
-        simulatorCpuMsPerRequest: round(n.simulatorCpuMs / n.requests),
-        meanInFlight: round(n.inFlightMs / n.ms, 1),
-      };
-      const row: NaiveRow = {
-        latencyMs,
-        process: s.state,
-        records: s.data.records,
-        worker,
-        naive,
-        ratio: round(worker.requestsPerS / naive.requestsPerS),
-        recordsRatio: round(worker.recordsPerS / naive.recordsPerS),
-        goal: latencyMs === 0 ? 0.8 : 1.0,
-      };
-      rows.push(row);
-      bench.log(
-        `  ${latencyMs} ms, c=${c}, ${s.state} process: worker ${worker.requestsPerS} req/s (${worker.recordsPerS} rec/s), naive ${naive.requestsPerS} req/s (${naive.recordsPerS} rec/s): worker / naive ${row.ratio} (records ${row.recordsRatio})`,
-      );
-      bench.log(`    requests in flight at the service, mean over the run: worker ${worker.meanInFlight}, naive ${naive.meanInFlight} (of ${c})`);
-      bench.log(
-        `    CPU ms per request: worker ${worker.cpuMsPerRequest} + Redis ${worker.redisCpuMsPerRequest} + simulator ${worker.simulatorCpuMsPerRequest}; naive ${naive.cpuMsPerRequest} + simulator ${naive.simulatorCpuMsPerRequest}`,
-      );
-    });
+    for (let n = 1; n <= cfg.rounds; n += 1) rows.push(...(await runRound(bench, cfg, latencyMs, n)));
   }
-  return { config: cfg, rows };
+  const medians: NaiveResult['medians'] = [];
+  for (const latencyMs of cfg.latenciesMs) {
+    for (const state of ['fresh', 'warm'] as const) {
+      const same = rows.filter((r) => r.latencyMs === latencyMs && r.process === state).sort((a, b) => a.ratio - b.ratio);
+      const row = same[Math.floor((same.length - 1) / 2)];
+      if (row) medians.push({ row, ratios: same.map((r) => r.ratio) });
+    }
+  }
+  if (cfg.rounds > 1) {
+    for (const m of medians) bench.log(`  ${m.row.latencyMs} ms, ${m.row.process}: median worker / naive ${m.row.ratio} (rounds ${m.ratios.join(', ')})`);
+  }
+  return { config: cfg, rows, medians };
+}
+
+/** One round at one latency: a new worker process and a new naive process, each on two new data sets. */
+async function runRound(bench: Bench, cfg: NaiveConfig, latencyMs: number, roundNo: number): Promise<NaiveRow[]> {
+  const rows: NaiveRow[] = [];
+  const c = cfg.concurrency;
+  bench.sim.setFaults({ latencyMs, jitterMs: 0, rateLimitPerSecond: null });
+  // Two data sets of the same size: the first run of each side in a fresh process, the second in the same one.
+  const sets = await Promise.all(
+    (['fresh', 'warm'] as const).map(async (state, i) => {
+      const tenant = `naive-l${latencyMs}-r${roundNo}-${state}`;
+      const folder = join(bench.root, tenant);
+      const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 300 + 17 * i + latencyMs + 101 * roundNo, idPrefix: `N${latencyMs}r${roundNo}${state[0]}` });
+      return { state, tenant, folder, data };
+    }),
+  );
+  const d = await deploy(bench, `naive-l${latencyMs}-r${roundNo}`, sets.map((s) => ({ id: s.tenant, folder: s.folder })), 1, { SYNC_CONCURRENCY: String(c), TENANT_INFLIGHT_LIMIT: String(c) });
+  const workerRuns: { m: Measured<RunRecord>; inFlightMs: number }[] = [];
+  for (const s of sets) {
+    const w0 = inFlightMs(bench, clientIdOf(s.tenant));
+    const m = await measure(bench, d.workers, () => d.sync(s.tenant, 'full'));
+    assertSucceeded(m.value, `${s.tenant} full`);
+    workerRuns.push({ m, inFlightMs: inFlightMs(bench, clientIdOf(s.tenant)) - w0 });
+  }
+  await d.close();
+  // The naive loop: a client of its own per pass (a fresh store in the simulator), one token each for the whole pass.
+  const clients = sets.map((s) => `naive-${s.tenant}`);
+  const tokens = [];
+  for (const clientId of clients) {
+    bench.sim.setClient(clientId, `secret-${clientId}`);
+    tokens.push((await requestToken({ authUrl: bench.sim.authUrl, clientId, clientSecret: new Secret(`secret-${clientId}`) })).accessToken);
+  }
+  const passes = await runNaive(
+    bench,
+    {
+      NAIVE_BASE_URL: bench.sim.baseUrl,
+      NAIVE_CONCURRENCY: String(c),
+      NAIVE_FOLDER: sets[0]!.folder,
+      NAIVE_TOKEN: tokens[0]!,
+      NAIVE_FOLDER_2: sets[1]!.folder,
+      NAIVE_TOKEN_2: tokens[1]!,
+    },
+    clients,
+  );
+  sets.forEach((s, i) => {
+    const { m, inFlightMs: wInFlightMs } = workerRuns[i]!;
+    const n = passes[i]!;
+    const wMs = runMs(m.value);
+    const worker = {
+      requests: m.requests,
+      runMs: wMs,
+      requestsPerS: round(m.requests / (wMs / 1000), 1),
+      recordsPerS: round(s.data.records / (wMs / 1000), 1),
+      cpuMsPerRequest: round(m.workerCpuMs / m.requests),
+      redisCpuMsPerRequest: round(m.redis.cpuMs / m.requests),
+      simulatorCpuMsPerRequest: round(m.simulatorCpuMs / m.requests),
+      meanInFlight: round(wInFlightMs / wMs, 1),
+    };
+    const naive = {
+      requests: n.requests,
+      runMs: Math.round(n.ms),
+      requestsPerS: round(n.requests / (n.ms / 1000), 1),
+      recordsPerS: round(s.data.records / (n.ms / 1000), 1),
+      cpuMsPerRequest: round(n.cpuMs / n.requests),
+      simulatorCpuMsPerRequest: round(n.simulatorCpuMs / n.requests),
+      meanInFlight: round(n.inFlightMs / n.ms, 1),
+    };
+    const row: NaiveRow = {
+      latencyMs,
+      process: s.state,
+      round: roundNo,
+      records: s.data.records,
+      worker,
+      naive,
+      ratio: round(worker.requestsPerS / naive.requestsPerS),
+      recordsRatio: round(worker.recordsPerS / naive.recordsPerS),
+      goal: latencyMs === 0 ? 0.8 : 1.0,
+    };
+    rows.push(row);
+    bench.log(
+      `  ${latencyMs} ms, c=${c}, ${s.state} process${cfg.rounds > 1 ? ` (round ${roundNo})` : ''}: worker ${worker.requestsPerS} req/s (${worker.recordsPerS} rec/s), naive ${naive.requestsPerS} req/s (${naive.recordsPerS} rec/s): worker / naive ${row.ratio} (records ${row.recordsRatio})`,
+    );
+    bench.log(`    requests in flight at the service, mean over the run: worker ${worker.meanInFlight}, naive ${naive.meanInFlight} (of ${c})`);
+    bench.log(
+      `    CPU ms per request: worker ${worker.cpuMsPerRequest} + Redis ${worker.redisCpuMsPerRequest} + simulator ${worker.simulatorCpuMsPerRequest}; naive ${naive.cpuMsPerRequest} + simulator ${naive.simulatorCpuMsPerRequest}`,
+    );
+  });
+  return rows;
 }
