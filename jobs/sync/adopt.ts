@@ -44,10 +44,9 @@ export async function adoptExisting(ctx: RunContext): Promise<void> {
 
 /**
  * Every contact of the service, to `onPage` page by page in listing order. After the first page, pages are read a
- * window at a time, as many as the run's pool holds (each page is one request of the pool), and the next window is
- * asked for before this one is taken (its requests wait in the pool for the slots this one frees): at most two
- * windows of pages are held. The listing ends at the last page the answers give (it may grow while it is read) or
- * at the first empty page. No request of the listing outlives it, whether it ends or fails.
+ * window at a time, as many as the run's pool holds (each page is one request of the pool). The listing ends at the
+ * last page the answers give (it may grow while it is read) or at the first empty page. Every page of a window
+ * settles before a failure is thrown: no request of the listing outlives it.
  */
 async function listInOrder(ctx: RunContext, onPage: (contacts: Contact[]) => Promise<void>): Promise<void> {
   const read = (page: number): Promise<ContactPage> =>
@@ -56,41 +55,18 @@ async function listInOrder(ctx: RunContext, onPage: (contacts: Contact[]) => Pro
   await onPage(first.items);
   if (first.items.length === 0) return;
   let last = first.pages;
-  let next = 2;
   const width = Math.max(1, ctx.services.pool.limit);
-  const ask = (): Promise<PromiseSettledResult<ContactPage>[]> | undefined => {
-    if (next > last) return undefined;
+  for (let next = 2; next <= last; ) {
     const numbers = Array.from({ length: Math.min(width, last - next + 1) }, (_, i) => next + i);
     next += numbers.length;
-    return Promise.allSettled(numbers.map(read));
-  };
-  let current = ask();
-  while (current) {
-    let ahead = ask();
-    let ended = false;
-    try {
-      const settled = await current;
-      const failed = settled.find((s) => s.status === 'rejected');
-      if (failed) throw failed.reason;
-      for (const s of settled) {
-        const page = (s as PromiseFulfilledResult<ContactPage>).value;
-        if (page.items.length === 0) {
-          ended = true;
-          break;
-        }
-        await onPage(page.items);
-        last = Math.max(last, page.pages);
-      }
-      // The listing grew beyond what was asked for ahead.
-      if (!ended) ahead ??= ask();
-    } catch (err) {
-      await ahead; // the window asked for ahead settles (allSettled never rejects) before the failure is thrown
-      throw err;
+    const settled = await Promise.allSettled(numbers.map(read));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const s of settled) {
+      const page = (s as PromiseFulfilledResult<ContactPage>).value;
+      if (page.items.length === 0) return;
+      await onPage(page.items);
+      last = Math.max(last, page.pages);
     }
-    if (ended) {
-      await ahead;
-      return;
-    }
-    current = ahead;
   }
 }
