@@ -44,7 +44,7 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
       const outcome = await pushOne(ctx, rec, decision);
       if (outcome === undefined) return;
       resolved.push(rec.id);
-      if (!outcome.mirrored) mirrored.push({ ...rec, uuid: outcome.uuid, pushedOutstanding: outcome.outstanding });
+      if (!outcome.mirrored) mirrored.push(mirroredInvoice(rec, outcome.uuid, outcome.outstanding));
     }),
   );
   await Promise.all([
@@ -53,6 +53,14 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
     resolved.length > 0 ? stores.pending.remove(ctx.tenant, resolved) : undefined,
     resolved.length > 0 ? stores.deadLetters.remove(ctx.tenant, resolved.map((id) => ({ entity: 'invoices' as const, platformId: id }))) : undefined,
   ]);
+}
+
+/**
+ * The mirror's copy of an invoice pushed as `uuid` with `outstanding` (none: `base`'s pushed amount stays, if it
+ * has one). RecordMirror keeps a pushed amount equal to the record's own as absent.
+ */
+export function mirroredInvoice(base: MirroredInvoice, uuid: string, outstanding: number | undefined): MirroredInvoice {
+  return { ...base, uuid, ...(outstanding === undefined ? {} : { pushedOutstanding: outstanding }) };
 }
 
 /**
@@ -88,7 +96,7 @@ export async function pushOne(
   ctx.count('invoices', decision.kind === 'create' ? 'created' : 'updated');
   ctx.noteDropped('invoices', rec.id, decision.dropped);
   const outstanding = decision.body.outstandingAmount;
-  const mirror = ctx.services.mirror.segment('invoices', { ...rec, uuid, ...(outstanding === undefined ? {} : { pushedOutstanding: outstanding }) });
+  const mirror = ctx.services.mirror.segment('invoices', mirroredInvoice(rec, uuid, outstanding));
   await ctx.writer.set('invoices', { id: rec.id, uuid, hash: decision.hash, mirror });
   return { uuid, outstanding, mirrored: true };
 }

@@ -10,7 +10,7 @@ import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { inTurns } from './turns.js';
 import { deadLetterIfRejected } from './dead-letters.js';
-import { pushOne } from './invoices.js';
+import { mirroredInvoice, pushOne } from './invoices.js';
 
 export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -94,7 +94,7 @@ export async function refreshInvoices(ctx: RunContext, invoiceIds: string[]): Pr
       // says of the push changed. A pushed amount equal to the record's own is kept as absent (RecordMirror;
       // src/calls reads it so too).
       if (out && !out.mirrored && (out.uuid !== inv.uuid || out.outstanding !== (inv.pushedOutstanding ?? inv.outstandingAmount))) {
-        updated.push({ ...inv, uuid: out.uuid, ...(out.outstanding === undefined ? {} : { pushedOutstanding: out.outstanding }) });
+        updated.push(mirroredInvoice(inv, out.uuid, out.outstanding));
       }
     }),
   );
