@@ -14,21 +14,11 @@
  */
 import { bulkCallContactSchema } from '../collections/schemas.js';
 import type { MirroredContact, MirroredInvoice } from '../state/record-mirror.js';
+import { daysBetween } from '../dates.js';
 import { normalisePhone } from './phone.js';
 import { byAge, overdueTags, type DueInvoice } from './tags.js';
 import type { OverdueCriteria, Skip, Target } from './types.js';
 
-const DAY_MS = 86_400_000;
-
-/** Whole days from `from` to `to` (both YYYY-MM-DD, UTC); negative when `to` is earlier. */
-export function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
-}
-
-/** Today as YYYY-MM-DD in UTC. */
-export function todayUtc(now = Date.now()): string {
-  return new Date(now).toISOString().slice(0, 10);
-}
 
 export function outstandingOf(inv: MirroredInvoice): number {
   return inv.pushedOutstanding ?? inv.outstandingAmount ?? inv.total;

@@ -3,7 +3,8 @@
  * contacts in batches) and runs the pure rules of select.ts over it.
  */
 import type { RecordMirror } from '../state/record-mirror.js';
-import { overdueInvoice, rankAndDedupe, targetFor, todayUtc, type TargetContext } from './select.js';
+import { todayUtc } from '../dates.js';
+import { overdueInvoice, rankAndDedupe, targetFor, type TargetContext } from './select.js';
 import type { DueInvoice } from './tags.js';
 import type { OverdueCriteria, Skip, Target } from './types.js';
 

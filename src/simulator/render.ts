@@ -9,10 +9,10 @@
  * `workflow: {uuid, name: null}`; `reminderStatus`, `reminderLabel`, `promiseToPay*` are always null.
  */
 import { CONTACT_STRING_FIELDS, type Contact, type Invoice, type Payment } from '../collections/schemas.js';
+import { daysBetween } from '../dates.js';
 import { money, type ContactRec, type InvoiceRec, type PaymentRec } from './store.js';
 
 type Risk = 'LOW' | 'MEDIUM' | 'HIGH';
-const DAY_MS = 86_400_000;
 
 /** Request fields answered as-is, or null when unset. */
 const NULLABLE_FIELDS = [
@@ -21,21 +21,16 @@ const NULLABLE_FIELDS = [
   'extPlatformId', 'extCompanyId', 'errorDetail', 'workflowUuid', 'gender',
 ] as const;
 
-export const todayUtc = (nowMs: number): string => new Date(nowMs).toISOString().slice(0, 10);
-
-export function daysPastDue(dueDate: string, today: string): number {
-  return Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${dueDate}T00:00:00Z`)) / DAY_MS);
-}
 
 export function invoiceLevel(rec: InvoiceRec, today: string): 'PAID' | 'OVER-DUE' | 'DUE' | 'UPCOMING' {
   if (rec.status === 'PAID') return 'PAID';
-  const d = daysPastDue(rec.fields.dueDate, today);
+  const d = daysBetween(rec.fields.dueDate, today);
   return d > 0 ? 'OVER-DUE' : d === 0 ? 'DUE' : 'UPCOMING';
 }
 
 function invoiceRisk(rec: InvoiceRec, today: string): Risk {
   if (rec.status === 'PAID') return 'LOW';
-  const d = daysPastDue(rec.fields.dueDate, today);
+  const d = daysBetween(rec.fields.dueDate, today);
   return d > 30 ? 'HIGH' : d > 0 ? 'MEDIUM' : 'LOW';
 }
 

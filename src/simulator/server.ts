@@ -17,7 +17,8 @@ import { contactCreateSchema, type ContactCreate } from '../collections/schemas.
 import { Counters } from './counters.js';
 import { FaultPlan, type FaultDecision } from './faults.js';
 import { ApiError, readBody, send, validate, type Reply } from './http.js';
-import { renderContact, renderInvoice, renderPayment, todayUtc } from './render.js';
+import { todayUtc } from '../dates.js';
+import { renderContact, renderInvoice, renderPayment } from './render.js';
 import { ADMIN_PREFIX, handleAdmin, seedPaymentSchema } from './routes/admin.js';
 import { issueToken } from './routes/auth.js';
 import type { SimContext } from './routes/context.js';

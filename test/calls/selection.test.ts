@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { daysBetween } from '../../src/dates.js';
 import {
   amountDue,
-  daysBetween,
   formatAmount,
   normalisePhone,
   overdueInvoice,
