@@ -7,8 +7,8 @@ import { CampaignStore } from './campaign-store.js';
 import { CallLedger } from './call-ledger.js';
 
 export * from './types.js';
-export { normalisePhone, isE164, mask, type PhoneCheck } from './phone.js';
-export { daysBetween, todayUtc, outstandingOf, overdueInvoice, targetFor, rankAndDedupe, type TargetContext, type TargetVerdict } from './select.js';
+export { normalisePhone, type PhoneCheck } from './phone.js';
+export { outstandingOf, overdueInvoice, targetFor, rankAndDedupe, type TargetContext, type TargetVerdict } from './select.js';
 export { selectOverdue, type Selection } from './source.js';
 export { amountDue, formatAmount, overdueTags, type DueInvoice } from './tags.js';
 export { parseCallList, listFormatOf, type ParsedList, type RowError, type ListContext } from './list-file.js';

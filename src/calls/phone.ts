@@ -17,16 +17,3 @@ export function normalisePhone(raw: string | null | undefined, region: string): 
   if (!parsed.isValid()) return { ok: false, reason: `not a valid number for ${parsed.country ?? region} ("${text}")` };
   return { ok: true, e164: parsed.number, region: parsed.country };
 }
-
-/** True for a string already in E.164 form (`+` and 8-15 digits). */
-export function isE164(value: string): boolean {
-  return /^\+[1-9]\d{7,14}$/.test(value);
-}
-
-/** A number for logs and reports: the last four digits kept (`+9665•••••4567`), enough to find it, not to dial it. */
-export function mask(number: string): string {
-  if (number.length <= 6) return number;
-  const keep = 4;
-  const head = number.startsWith('+') ? number.slice(0, 4) : number.slice(0, 2);
-  return `${head}${'•'.repeat(Math.max(1, number.length - head.length - keep))}${number.slice(-keep)}`;
-}

@@ -279,8 +279,6 @@ export const bulkCallSchema = z.object({
 });
 /** Single call: `contactUuid` is the only field the description shows; others are not shown (README, Decisions). */
 export const singleCallSchema = z.looseObject({ contactUuid: uuid });
-/** Call answers: body content not shown; kept as given. */
-export const callResultSchema = z.unknown();
 
 // ---------- auth and errors ----------
 export const tokenRequestSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) });

@@ -30,9 +30,6 @@ export interface AdapterDeps {
   tokenKey?: string;
 }
 
-/** The platform kinds this build can sync from. */
-export const AVAILABLE_PLATFORM_KINDS = ['file', 'memory', 'xero', 'quickbooks'] as const;
-
 /** Builds the adapter for one tenant's platform. Throws for a kind this build does not have yet. */
 export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): PlatformAdapter {
   switch (platform.kind) {
