@@ -4,6 +4,7 @@
  * the hot path skips zod's parse), and leaves schemas it does not cover to zod.
  */
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { z } from 'zod';
 import { fastCheckOf } from '../src/zod-fast-check.js';
 import { quickChecked, wasChecked } from '../src/collections/checked.js';
@@ -173,4 +174,96 @@ describe('fast check of service answers', () => {
     expect(Object.isFrozen(extra)).toBe(false);
     expect(quickChecked(invoiceUpsertSchema, { ...structuredClone(invoiceBody), dueDate: '2026-02-30' })).toBeUndefined();
   });
+});
+
+/**
+ * The same promise as a property over generated values (fast-check): whatever a sample becomes after one to three
+ * random edits (a field at any depth replaced by a generated value of any kind, removed, or a key added), a value the
+ * quick check passes is one zod's own safeParse accepts and gives back equal. Pinned zod (package.json) keeps the
+ * internals the check reads from moving under it; this is what proves it still agrees after an upgrade.
+ */
+describe('fast check against zod safeParse, generated values', () => {
+  type Path = (string | number)[];
+  const pathsOf = (v: unknown, at: Path = []): Path[] => {
+    if (typeof v !== 'object' || v === null) return [at];
+    const entries: [string | number, unknown][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+    return [at, ...entries.flatMap(([k, x]) => pathsOf(x, [...at, k]))];
+  };
+  const REMOVE = Symbol('remove');
+  const setAt = (v: unknown, path: Path, value: unknown): unknown => {
+    if (path.length === 0) return value === REMOVE ? undefined : value;
+    const [head, ...rest] = path as [string | number, ...Path];
+    // An earlier edit replaced a parent of this path: nothing left to edit there.
+    if (typeof v !== 'object' || v === null) return v;
+    if (Array.isArray(v)) return (v as unknown[]).map((x, i) => (i === head ? setAt(x, rest, value) : x));
+    const obj = v as Record<string, unknown>;
+    if (rest.length === 0 && value === REMOVE) {
+      const { [head]: _gone, ...others } = obj;
+      return others;
+    }
+    return { ...obj, [head]: setAt(obj[head], rest, value) };
+  };
+  const isoDate = fc.date({ min: new Date('1990-01-01'), max: new Date('2100-01-01'), noInvalidDate: true });
+  /** Values of every kind, weighted toward the ones these schemas tell apart by content (dates, ids, emails). */
+  const anyValue: fc.Arbitrary<unknown> = fc.oneof(
+    fc.anything({ maxDepth: 2, withNullPrototype: true, withObjectString: true, withBoxedValues: true, withMap: true, withSparseArray: true }),
+    fc.string(),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(REMOVE),
+    fc.uuid(),
+    fc.emailAddress(),
+    isoDate.map((d) => d.toISOString().slice(0, 10)),
+    isoDate.map((d) => d.toISOString()),
+    isoDate.map((d) => d.toISOString().replace('Z', '+03:00')),
+    fc.constantFrom(...WRONG),
+  );
+
+  const cases = [
+    ['contact', contactSchema, contact],
+    ['invoice', invoiceSchema, invoice],
+    ['payment', paymentSchema, payment],
+    ['contact page', contactPageSchema, page],
+    ['invoice create-update body', invoiceUpsertSchema, invoiceBody],
+    ['contact create body', contactCreateSchema, contactBody],
+    ['contact update body', contactUpdateSchema, contactUpdate],
+    ['payment update body', paymentUpdateSchema, paymentBody],
+    ['platform contact record', contactRecordSchema, contactRecord],
+    ['platform invoice record', invoiceRecordSchema, invoiceRecord],
+    ['platform payment record', paymentRecordSchema, paymentRecord],
+  ] as const;
+
+  for (const [name, schema, sample] of cases) {
+    it(`${name}: a value the check passes is one zod accepts and gives back equal`, () => {
+      const check = fastCheckOf(schema)!;
+      const paths = pathsOf(sample).filter((p) => p.length > 0);
+      const edit = fc.tuple(fc.constantFrom(...paths), anyValue);
+      const keyAdded = fc.tuple(fc.constantFrom(...pathsOf(sample).filter((p) => p.length < 3)), fc.string({ minLength: 1, maxLength: 8 }), anyValue);
+      let passed = 0;
+      let refused = 0;
+      fc.assert(
+        fc.property(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.option(keyAdded, { freq: 4 }), (edits, added) => {
+          let v: unknown = sample;
+          for (const [path, value] of edits) v = setAt(v, path, value);
+          if (added) {
+            const [path, key, value] = added;
+            const target = path.reduce<unknown>((o, k) => (o as Record<string | number, unknown> | undefined)?.[k], v);
+            if (typeof target === 'object' && target !== null && !Array.isArray(target)) v = setAt(v, [...path, key], value);
+          }
+          const zod = schema.safeParse(v);
+          if (check(v)) {
+            passed += 1;
+            expect(zod.success).toBe(true);
+            expect(zod.data).toEqual(v);
+          } else if (!zod.success) refused += 1;
+        }),
+        { numRuns: 3000, seed: Number(process.env.FAST_CHECK_SEED ?? 20261127) },
+      );
+      // Both sides of the property were exercised.
+      expect(passed).toBeGreaterThan(50);
+      expect(refused).toBeGreaterThan(500);
+    });
+  }
 });
