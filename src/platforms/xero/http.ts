@@ -1,27 +1,22 @@
 /**
- * GET requests to Xero's Accounting API for one connection: a lease from the shared rate limiter, a valid access
- * token, the `xero-tenant-id` header, timeouts, and errors that say what to do.
- * - 401: the token is refreshed (compare-and-refresh on its version) and the call repeated once.
- * - 403: the app lost access to the organisation: PLATFORM_AUTH_FAILED.
- * - 429: `Retry-After` and `X-Rate-Limit-Problem` become a shared block and a PlatformRateLimitedError.
- * - 5xx, network errors, timeouts: retried a couple of times (bounded), then PLATFORM_UNAVAILABLE (retryable).
+ * Xero's Accounting API as a platform descriptor for the shared driver (oauth/driver.ts): the `xero-tenant-id`
+ * header, and how Xero's answers read.
+ * - 200: the JSON body; 304: `not-modified` (an `If-Modified-Since` read with nothing newer).
+ * - 401: refreshed once by the driver; 403: the app lost access to the organisation: PLATFORM_AUTH_FAILED.
+ * - 429: `X-Rate-Limit-Problem` names the limit (minute, day, concurrent, app) that every process then waits out.
+ * - 5xx: retried (bounded), then PLATFORM_UNAVAILABLE (retryable). Anything else: PLATFORM_BAD_RESPONSE.
  */
 import type { Logger } from 'pino';
-import { request, type Dispatcher } from 'undici';
-import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import type { AccessToken, PlatformAuth } from '../oauth/oauth.js';
-import { describe, retryAfterMs, type LimitScope, type PlatformRateLimiter } from '../oauth/rate-limiter.js';
-import { backOff, errorName, headerValue, retryable } from '../wire.js';
+import type { Dispatcher } from 'undici';
+import { PlatformError } from '../types.js';
+import { headerValue } from '../wire.js';
+import type { OAuthAccess } from '../oauth/access.js';
+import { PlatformDriver, type DriverSettings, type PlatformAnswer, type PlatformDescriptor, type Verdict } from '../oauth/driver.js';
+import type { LimitScope } from '../oauth/rate-limiter.js';
 
-export interface XeroHttpSettings {
-  /** Whole request (headers and body) deadline. Default 20 s. */
-  requestTimeoutMs: number;
+export interface XeroHttpSettings extends DriverSettings {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
-  /** Retries after a 5xx or network error. Default 2. */
-  retries: number;
-  /** First backoff; doubles each retry. Default 250 ms. */
-  retryBaseMs: number;
 }
 
 export const DEFAULT_HTTP_SETTINGS: XeroHttpSettings = {
@@ -32,119 +27,81 @@ export const DEFAULT_HTTP_SETTINGS: XeroHttpSettings = {
   retryBaseMs: 250,
 };
 
-export interface XeroHttpOptions {
-  apiUrl: string;
-  xeroTenantId: string;
-  auth: PlatformAuth;
-  limiter: PlatformRateLimiter;
-  dispatcher: Dispatcher;
-  settings?: Partial<XeroHttpSettings>;
-  logger?: Logger;
+/** How long every process waits after a 429 without Retry-After, by the limit Xero names. */
+export function xeroThrottleDefaultMs(scope: LimitScope, dayBlockMs: number): number {
+  return scope === 'day' ? dayBlockMs : scope === 'concurrent' ? 1_000 : 60_000;
+}
+
+const PROBLEMS: Record<string, LimitScope> = { minute: 'minute', day: 'day', concurrent: 'concurrent', appminute: 'app' };
+
+/** Xero, for one organisation. */
+export function xeroPlatform(xeroTenantId: string): PlatformDescriptor {
+  return {
+    name: 'xero',
+    headers: { 'xero-tenant-id': xeroTenantId, accept: 'application/json' },
+    unauthorized: (what) =>
+      new PlatformError(
+        'PLATFORM_AUTH_FAILED',
+        `xero: ${what} answered 401 even with a freshly refreshed token; reconnect the app to the organisation and put a new refresh token in the tenants file`,
+        false,
+      ),
+  };
 }
 
 /** What a GET gave: the parsed JSON body, or `not-modified` (304). */
 export type XeroGetResult = { kind: 'json'; body: unknown } | { kind: 'not-modified' };
 
-const PROBLEMS: Record<string, LimitScope> = { minute: 'minute', day: 'day', concurrent: 'concurrent', appminute: 'app' };
-
-export class XeroHttp {
-  private readonly settings: XeroHttpSettings;
-
-  constructor(private readonly options: XeroHttpOptions) {
-    this.settings = { ...DEFAULT_HTTP_SETTINGS, ...options.settings };
-  }
-
-  async get(path: string, query: URLSearchParams, headers: Record<string, string>, signal?: AbortSignal): Promise<XeroGetResult> {
-    // Spaces as %20 (`order=UpdatedDateUTC%20ASC`), not form-encoding's `+`; a literal `+` is already %2B.
-    const url = `${this.options.apiUrl}${path}?${query.toString().replace(/\+/g, '%20')}`;
-    let failures = 0;
-    let rejected: number | undefined;
-    let refreshedAfter401 = false;
-    for (;;) {
-      signal?.throwIfAborted();
-      // The token first: a refresh (or a wait for another process's) must not hold one of the 5 in-flight leases.
-      let access: AccessToken;
-      try {
-        access = await this.options.auth.accessToken(rejected);
-      } catch (err) {
-        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE') throw err;
-        failures = await backOff(failures, err, this.settings, (n) => this.options.logger?.warn({ path, failures: n, reason: err.message }, 'xero: retrying the token'));
-        continue;
-      }
-      const lease = await this.options.limiter.acquire(signal);
-      let retryReason: PlatformError;
-      try {
-        const deadline = AbortSignal.timeout(this.settings.requestTimeoutMs);
-        let res: Dispatcher.ResponseData;
-        let text: string;
-        try {
-          res = await request(url, {
-            method: 'GET',
-            dispatcher: this.options.dispatcher,
-            headers: { ...headers, authorization: `Bearer ${access.token}`, 'xero-tenant-id': this.options.xeroTenantId, accept: 'application/json' },
-            signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
-            headersTimeout: this.settings.headersTimeoutMs,
-            bodyTimeout: this.settings.bodyTimeoutMs,
-          });
-          text = await res.body.text();
-        } catch (err) {
-          if (signal?.aborted) throw err;
-          throw new PlatformError('PLATFORM_UNAVAILABLE', `xero: GET ${path} failed (${errorName(err)})`, true, { cause: err });
-        }
-        await this.options.limiter.observe(res.headers);
-        const status = res.statusCode;
-        if (status === 200) {
-          try {
-            return { kind: 'json', body: JSON.parse(text) as unknown };
-          } catch (err) {
-            throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET ${path} answered 200 with a body that is not JSON`, false, { cause: err });
-          }
-        }
-        if (status === 304) return { kind: 'not-modified' };
-        if (status === 401) {
-          if (!refreshedAfter401) {
-            refreshedAfter401 = true;
-            rejected = access.version;
-            this.options.logger?.info({ path }, 'xero: 401, refreshing the access token once');
-            continue;
-          }
-          throw new PlatformError(
-            'PLATFORM_AUTH_FAILED',
-            `xero: GET ${path} answered 401 even with a freshly refreshed token; reconnect the app to the organisation and put a new refresh token in the tenants file`,
-            false,
-          );
-        }
-        if (status === 403) {
-          throw new PlatformError(
-            'PLATFORM_AUTH_FAILED',
-            `xero: GET ${path} answered 403: the connection has no access to Xero organisation ${this.options.xeroTenantId} ` +
-              '(disconnected, or without the accounting.contacts.read and accounting.transactions.read scopes); reconnect the app and put the new refresh token in the tenants file',
-            false,
-          );
-        }
-        if (status === 429) throw await this.rateLimited(path, res.headers);
-        if (status >= 500) {
-          retryReason = new PlatformError('PLATFORM_UNAVAILABLE', `xero: GET ${path} answered ${status}`, true);
-        } else {
-          throw new PlatformError('PLATFORM_BAD_RESPONSE', `xero: GET ${path} answered ${status}: ${text.slice(0, 200)}`, false);
-        }
-      } catch (err) {
-        retryReason = retryable(err);
-      } finally {
-        await lease.release().catch(() => undefined);
-      }
-      const reason = retryReason;
-      failures = await backOff(failures, reason, this.settings, (n) => this.options.logger?.warn({ path, failures: n, reason: reason.message }, 'xero: retrying'));
+function classify(what: string, xeroTenantId: string, a: PlatformAnswer): Verdict<XeroGetResult> {
+  if (a.status === 200) {
+    try {
+      return { kind: 'ok', value: { kind: 'json', body: JSON.parse(a.text) as unknown } };
+    } catch (err) {
+      return { kind: 'fail', error: new PlatformError('PLATFORM_BAD_RESPONSE', `xero: ${what} answered 200 with a body that is not JSON`, false, { cause: err }) };
     }
   }
+  if (a.status === 304) return { kind: 'ok', value: { kind: 'not-modified' } };
+  if (a.status === 401) return { kind: 'unauthorized', detail: a.text.slice(0, 200) };
+  if (a.status === 403) {
+    const error = new PlatformError(
+      'PLATFORM_AUTH_FAILED',
+      `xero: ${what} answered 403: the connection has no access to Xero organisation ${xeroTenantId} ` +
+        '(disconnected, or without the accounting.contacts.read and accounting.transactions.read scopes); reconnect the app and put the new refresh token in the tenants file',
+      false,
+    );
+    return { kind: 'fail', error };
+  }
+  if (a.status === 429) return { kind: 'throttled', scope: PROBLEMS[headerValue(a.headers, 'x-rate-limit-problem')?.trim().toLowerCase() ?? ''] ?? 'minute' };
+  if (a.status >= 500) return { kind: 'retry', error: new PlatformError('PLATFORM_UNAVAILABLE', `xero: ${what} answered ${a.status}`, true) };
+  return { kind: 'fail', error: new PlatformError('PLATFORM_BAD_RESPONSE', `xero: ${what} answered ${a.status}: ${a.text.slice(0, 200)}`, false) };
+}
 
-  private async rateLimited(path: string, headers: Record<string, string | string[] | undefined>): Promise<PlatformRateLimitedError> {
-    const problem = headerValue(headers, 'x-rate-limit-problem')?.trim().toLowerCase() ?? '';
-    const scope = PROBLEMS[problem] ?? 'minute';
-    const fallback = scope === 'day' ? this.options.limiter.limits.dayBlockMs : scope === 'concurrent' ? 1_000 : 60_000;
-    const waitMs = retryAfterMs(headerValue(headers, 'retry-after')) ?? fallback;
-    await this.options.limiter.block(scope, waitMs);
-    this.options.logger?.warn({ path, scope, waitMs }, 'xero: rate limited');
-    return new PlatformRateLimitedError(scope, waitMs, `xero: ${describe(scope)} limit reached (429 on GET ${path}); retry in ${Math.ceil(waitMs / 1000)} s`);
+export interface XeroHttpOptions {
+  apiUrl: string;
+  xeroTenantId: string;
+  access: OAuthAccess;
+  dispatcher: Dispatcher;
+  settings?: Partial<XeroHttpSettings>;
+  logger?: Logger;
+}
+
+/** GETs to Xero's Accounting API for one organisation, through the shared driver. */
+export class XeroHttp {
+  private readonly driver: PlatformDriver;
+
+  constructor(private readonly options: XeroHttpOptions) {
+    this.driver = new PlatformDriver({
+      platform: xeroPlatform(options.xeroTenantId),
+      access: options.access,
+      dispatcher: options.dispatcher,
+      settings: { ...DEFAULT_HTTP_SETTINGS, ...options.settings },
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+  }
+
+  get(path: string, query: URLSearchParams, headers: Record<string, string>, signal?: AbortSignal): Promise<XeroGetResult> {
+    // Spaces as %20 (`order=UpdatedDateUTC%20ASC`), not form-encoding's `+`; a literal `+` is already %2B.
+    const url = `${this.options.apiUrl}${path}?${query.toString().replace(/\+/g, '%20')}`;
+    const what = `GET ${path}`;
+    return this.driver.get({ url, what, headers, classify: (a) => classify(what, this.options.xeroTenantId, a) }, signal);
   }
 }

@@ -23,7 +23,8 @@ import { TokenCipher } from '../oauth/cipher.js';
 import { PlatformAuth, XERO_OAUTH, type PlatformAuthHooks, type PlatformAuthSettings } from '../oauth/oauth.js';
 import { XeroRateLimiter, type PlatformLimits } from '../oauth/rate-limiter.js';
 import { ifModifiedSince } from './dates.js';
-import { XeroHttp, type XeroHttpSettings } from './http.js';
+import { oauthAccess } from '../oauth/access.js';
+import { XeroHttp, xeroThrottleDefaultMs, type XeroHttpSettings } from './http.js';
 import { mapXeroItem, type ItemPosition } from './mapping.js';
 import { decodeXeroToken, encodeXeroToken, type XeroPosition } from './page-token.js';
 import { parseListing, XERO_COLLECTION } from './schemas.js';
@@ -87,11 +88,18 @@ export class XeroAdapter implements PlatformAdapter {
       ...(options.hooks ? { hooks: options.hooks } : {}),
     });
     this.limiter = new XeroRateLimiter(options.redis, options.prefix, options.xeroTenantId, options.clientId, options.limits);
+    const limiter = this.limiter;
     this.http = new XeroHttp({
       apiUrl: options.apiUrl,
       xeroTenantId: options.xeroTenantId,
-      auth: this.auth,
-      limiter: this.limiter,
+      access: oauthAccess({
+        name: 'xero',
+        connection: options.xeroTenantId,
+        auth: this.auth,
+        limiter,
+        throttleDefaultMs: (scope) => xeroThrottleDefaultMs(scope, limiter.limits.dayBlockMs),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
       dispatcher: this.agent,
       ...(options.http ? { settings: options.http } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
