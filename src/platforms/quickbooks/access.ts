@@ -65,7 +65,7 @@ export interface QuickBooksAccess {
 
 /**
  * Builds the access for one quickbooks tenant: the company's token chain (Intuit refuses a replaced refresh token,
- * so no grace: README decision 55) and its limits, both shared with every process through Redis.
+ * so no grace: docs/decisions/0055) and its limits, both shared with every process through Redis.
  */
 export function quickBooksAccess(tenant: QuickBooksTenant, deps: QuickBooksAccessDeps): QuickBooksAccess {
   const dispatcher = deps.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } });
