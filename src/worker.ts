@@ -82,7 +82,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const notMoved = await tenantsNotMoved(app.redis, env.KEY_PREFIX, app.tenants().map((t) => t.id));
   if (notMoved.length > 0) {
     throw new Error(
-      `the Redis state of ${notMoved.join(', ')} is in the old key layout (`<KEY_PREFIX>:<kind>:<owner>...`, every key in one slot): run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
+      `the Redis state of ${notMoved.join(', ')} is in the old key layout (\`<KEY_PREFIX>:<kind>:<owner>...\`, every key in one slot): run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
     );
   }
   const shutdown = new AbortController();
