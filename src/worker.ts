@@ -78,11 +78,11 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   if (port !== 'random' && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     throw new Error(`startWorker: opsPort must be a port (0 = off) or 'random', got ${String(port)}`);
   }
-  // State in the layout before issue 13 only: starting would adopt every contact again (the id maps look empty).
+  // State in the old single-slot key layout only: starting would adopt every contact again (the id maps look empty).
   const notMoved = await tenantsNotMoved(app.redis, env.KEY_PREFIX, app.tenants().map((t) => t.id));
   if (notMoved.length > 0) {
     throw new Error(
-      `the Redis state of ${notMoved.join(', ')} is in the key layout before issue 13: run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
+      `the Redis state of ${notMoved.join(', ')} is in the old key layout (\`<KEY_PREFIX>:<kind>:<owner>...\`, every key in one slot): run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
     );
   }
   const shutdown = new AbortController();

@@ -8,7 +8,7 @@
  * Reserving again a number one already holds as `reserved` succeeds, so a re-run of a campaign job that
  * stopped between reserving and sending picks its reservations up again.
  *
- * Keyed per tenant, not per number globally (README, Decisions): tenants are separate creditors on separate
+ * Keyed per tenant, not per number globally (docs/decisions): tenants are separate creditors on separate
  * service accounts. A number shared by two tenants' customers (a group's accounts office) owes each of them;
  * a global key would let one tenant's campaign silently suppress another's and tell it that someone else
  * called. The cooldown protects a debtor from one creditor's repeated calls.

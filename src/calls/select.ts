@@ -2,7 +2,7 @@
  * Campaign selection from synced state, pure: which invoices are overdue, which contacts to call for them
  * and why the others are left out. I/O (the record mirror, the service's reminder flags) is the caller's.
  *
- * Rules (README, Decisions):
+ * Rules (docs/decisions):
  * - An invoice counts when it is AUTHORISED (not DRAFT, PAID, VOIDED or deleted), is in the service (has a
  *   uuid: the service's webhooks are tied back by it), its outstanding amount (the one last pushed, else the
  *   platform's, else the total) is more than 0 and at least `minAmount`, and it is at least `overdueDays`

@@ -25,7 +25,7 @@ export const role = z.enum(['PRIMARY', 'SECONDARY']);
 export const invoiceStatus = z.enum(['UNPAID', 'PAID']);
 export const invoiceLevel = z.enum(['UPCOMING', 'DUE', 'OVER-DUE', 'PAID']);
 export const paymentType = z.enum(['PAYMENT', 'CREDIT_MEMO', 'OTHER_PAYMENT', 'JOURNAL_ENTRY']);
-/** `errorDetail`: its content is not shown in the description; we send an object of strings (README, Decisions). */
+/** `errorDetail`: its content is not shown in the description; we send an object of strings (docs/decisions). */
 export const errorDetail = z.record(z.string(), z.unknown());
 /** `customFields`: element shape not shown; passed through as given. */
 export const customFields = z.array(z.unknown());
@@ -79,7 +79,7 @@ const contactBody = {
 };
 
 /**
- * The fields an update may clear by sending `null` (the service answers unset fields as null; README, Decisions):
+ * The fields an update may clear by sending `null` (the service answers unset fields as null; docs/decisions):
  * the optional strings, `email`, `extCompanyId` and `errorDetail`. Not `name` (required on create), and not on a
  * create, which has nothing to clear.
  */
@@ -206,7 +206,7 @@ export const invoiceUpsertSchema = z.object({
   contactUuid: uuid,
   outstandingAmount: z.number().optional(),
   uuid: uuid.optional(),
-  // null clears the field of an invoice the request updates (README, Decisions).
+  // null clears the field of an invoice the request updates (docs/decisions).
   reference: str255.nullable().optional(),
   notes: str255.nullable().optional(),
   description: str255.nullable().optional(),
@@ -277,7 +277,7 @@ export const bulkCallSchema = z.object({
   countryCode: z.string().regex(/^[A-Z]{2}$/).nullable().optional(),
   batchSize: z.number().int().min(10).max(1000).nullable().optional(),
 });
-/** Single call: `contactUuid` is the only field the description shows; others are not shown (README, Decisions). */
+/** Single call: `contactUuid` is the only field the description shows; others are not shown (docs/decisions). */
 export const singleCallSchema = z.looseObject({ contactUuid: uuid });
 
 // ---------- auth and errors ----------

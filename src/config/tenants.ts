@@ -154,7 +154,7 @@ function duplicateIds(raw: unknown): string[] {
  * Identities two tenants may not share, checked on the parsed file: one collections client (client id at one auth
  * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; one platform app
  * (a Xero or QuickBooks client id at one token address) with two secrets, for the same reason; and one Xero
- * organisation or QuickBooks company, whose token chain two tenants would restart for each other (README decision 30).
+ * organisation or QuickBooks company, whose token chain two tenants would restart for each other (docs/decisions/0030).
  */
 function sharedIdentities(file: TenantsFile): string[] {
   const out: string[] = [];

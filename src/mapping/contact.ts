@@ -1,7 +1,7 @@
 /**
  * Contact record -> the body of a contact POST (and, with `uuid` added by the caller, a PUT).
  *
- * Decisions (README, Decisions):
+ * Decisions (docs/decisions):
  * - A bad optional field (over 255 characters after trimming, or an email the service would refuse) is left out
  *   and listed in `dropped`; the contact is still pushed. Values sent are trimmed; an empty string is absent.
  * - `hasErrors` is always sent: `true` with `errorDetail: { source: 'collections-sync', dropped: { field: reason } }`

@@ -13,7 +13,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * First 18 hex characters (72 bits) of the sha256 of the canonical JSON: change detection for one record, where a
- * false "unchanged" needs a change that keeps 72 bits of sha256 (2^-72 per change; README decision "lean state
+ * false "unchanged" needs a change that keeps 72 bits of sha256 (2^-72 per change; docs/decisions/0040 "lean state
  * values"). Versions before lean state kept 32 (the id map reads their hashes by this prefix).
  */
 export function contentHash(body: unknown): string {

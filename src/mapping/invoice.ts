@@ -1,7 +1,7 @@
 /**
  * Invoice record -> the body of `POST /invoice/create-update`, or why it is not pushed.
  *
- * Decisions (README, Decisions):
+ * Decisions (docs/decisions):
  * - DRAFT is skipped, even when deleted (a draft was never pushed, so there is nothing to stop).
  * - VOIDED or deleted: pushed with `outstandingAmount: 0` and `remindersEnabled: false` (no delete endpoint).
  * - PAID: `outstandingAmount: 0`.
@@ -37,7 +37,7 @@ export type InvoiceMapperResult = MapperPush<InvoiceUpsert> | MapperSkip<'draft'
 
 /** The optional text fields, and what becomes of one over the limit. */
 const TEXT_FIELDS = { reference: 'drop', notes: 'cut', description: 'cut', purchaseOrder: 'drop' } as const;
-/** The invoice's optional text fields: a push sends null for those the record lacks (README, Decisions). */
+/** The invoice's optional text fields: a push sends null for those the record lacks (docs/decisions). */
 export const INVOICE_TEXT_FIELDS = Object.keys(TEXT_FIELDS) as (keyof typeof TEXT_FIELDS)[];
 
 export function mapInvoice(rec: InvoiceRecord, ctx: InvoiceContext): InvoiceMapperResult {

@@ -3,7 +3,7 @@
  * WEBHOOK_EVENTS_MAX_AGE_DAYS): what `calls events` lists, and what makes a redelivery harmless (an event whose
  * id is already kept is not recorded or worked again).
  *
- * Keys (the tenant's hash tag, README decision 38): `<base>:webhooks:events:{<tenant>}` (HASH id -> the stored
+ * Keys (the tenant's hash tag, docs/decisions/0038): `<base>:webhooks:events:{<tenant>}` (HASH id -> the stored
  * event, JSON) and `<base>:webhooks:events:{<tenant>}:at` (ZSET id by receipt time). Both are written in one MULTI.
  *
  * Reading is tolerant (the payload's shape is not shown, collections-api.md "Webhooks"): `requestMetadata` is

@@ -107,7 +107,7 @@ describe('upgrading from the layout before issue 13', () => {
     expect(old.filter((k) => k.startsWith(`${b}:`) && k.includes('{acme}'))).toEqual([]);
 
     // The worker will not start on it.
-    await expect(startWorker(rig.app, { opsPort: 0, schedules: false })).rejects.toThrow(/state of acme is in the key layout before issue 13: run `collections-sync migrate-keys`/);
+    await expect(startWorker(rig.app, { opsPort: 0, schedules: false })).rejects.toThrow(/state of acme is in the old key layout \(`<KEY_PREFIX>:<kind>:<owner>...`, every key in one slot\): run `collections-sync migrate-keys`/);
 
     // A dry run says what would move, and moves nothing.
     const dry = cli(['migrate-keys']);

@@ -8,7 +8,7 @@ import { openRuntime, out, UsageError } from '../runtime.js';
 export function registerMigrateKeys(program: Command): void {
   program
     .command('migrate-keys')
-    .description("move Redis keys of the layout before issue 13 (one slot) to today's (a hash tag per tenant); a dry run unless --yes")
+    .description("move Redis keys of the old layout (`<KEY_PREFIX>:<kind>:<owner>...`, every key in one slot) to today's (`<base>:<kind>:{<owner>}...`, a hash tag per tenant), and pack old id maps, mirrors and ledgers into packed records; a dry run unless --yes")
     .option('--yes', 'move the keys (without it: only say what would move)')
     .option('--limit <n>', 'move at most n keys, then stop (run again to go on)')
     .option('--json', 'machine-readable output')
@@ -21,7 +21,7 @@ export function registerMigrateKeys(program: Command): void {
       try {
         const tenants = rt.app.tenants().map((t) => t.id);
         const moved = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, queues: Object.values(QUEUES), ...(limit !== undefined ? { limit } : {}) });
-        // Then each tenant's records into packed records (README decision 40): entries of the old id map, mirror
+        // Then each tenant's records into packed records (docs/decisions/0040): entries of the old id map, mirror
         // and ledger hashes; a worker moves them too, as it writes them. Not after a stop at --limit.
         const { packOldEntries } = await import('../../state/packed.js');
         let entries = 0;

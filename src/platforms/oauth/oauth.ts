@@ -12,7 +12,7 @@
  * - A save lost after the answer: with a grace, the uncommitted rotation is dropped and the stored refresh token,
  *   whose successor was never used, is sent again (Xero honours it). Without one, dropping it would lose the chain,
  *   so it is landed on the version it was read from, lock or not (no other process can hold a newer token of that
- *   chain), retried while Redis refuses, and kept in the process until it lands (README decision 55). A process
+ *   chain), retried while Redis refuses, and kept in the process until it lands (docs/decisions/0055). A process
  *   killed between the answer and the save loses it: the next refresh gets invalid_grant.
  * - If the platform refuses the stored refresh token while the previous one is within the grace, the previous one
  *   is tried once. A final `invalid_grant` marks the connection revoked in Redis (every process then fails fast,

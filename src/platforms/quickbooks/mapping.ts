@@ -2,11 +2,11 @@
  * QuickBooks Online customers, invoices and payments -> canonical records (record-format.md). Each item is
  * checked on its own: a malformed one becomes a bad record placed `quickbooks:<Entity> <Id>`, never a failed page.
  *
- * Decisions (README, Decisions 60-69):
+ * Decisions (docs/decisions 0060-0069):
  * - Customers are never deleted in QuickBooks, only made inactive: `Active=false` is a deletion (stop collecting);
  *   made active again, the contact is pushed again.
  * - A sub-customer (`ParentRef`; a job when `Job=true`) is its own contact, named by its `FullyQualifiedName`
- *   (`Parent:Job`), and its invoices are its debt (see README for why not the parent's).
+ *   (`Parent:Job`), and its invoices are its debt (docs/decisions/0061 says why not the parent's).
  * - Contact fields: `DisplayName` is the name (`FullyQualifiedName` for a sub-customer), `GivenName`/`FamilyName`
  *   the first and last names, the first address of `PrimaryEmailAddr` (QuickBooks allows a comma-separated list),
  *   `Mobile` before `PrimaryPhone` (as Xero's mobile-first), `BillAddr` lines joined as `street` with `City`,

@@ -2,7 +2,7 @@
  * Xero contacts, invoices and payments -> canonical records (record-format.md). Each item is checked on its own:
  * a malformed one becomes a bad record, never a failed page.
  *
- * Decisions (README, Decisions):
+ * Decisions (docs/decisions):
  * - Contacts: `ContactStatus` ARCHIVED (and GDPRREQUEST, an erased contact) is a deletion. The phone is the first
  *   usable one of MOBILE, DEFAULT, DDI, OFFICE (never FAX), written `+<country> <area> <number>` (the area's
  *   trunk 0 dropped when a country code is given) or `<area> <number>`; a number already starting with `+` is

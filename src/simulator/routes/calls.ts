@@ -1,7 +1,7 @@
 /**
  * POST /ai/phone-calls/action/call-bulk and POST /ai/phone-calls/action/call. The description shows no response
  * bodies for either: the simulator answers 201 {"calls": [{uuid, numberToCall, contactUuid}]} for a bulk request
- * and 201 {"uuid"} for a single call (README, Decisions). Calls are not placed: each one is stored as a StoredCall
+ * and 201 {"uuid"} for a single call (docs/decisions). Calls are not placed: each one is stored as a StoredCall
  * with its metadata and the prompt after promptTags substitution (promptTags themselves are not stored).
  */
 import { randomUUID } from 'node:crypto';
