@@ -1,8 +1,8 @@
 /**
  * The access of the QuickBooks adapter to Intuit's API for one company (realm): the company's token chain (Intuit
- * refuses a replaced refresh token, so no grace: docs/decisions/0055) and its limits (500 requests a minute and 10 in flight per
- * company), both shared with every process through Redis. The calls themselves go through the shared driver
- * (oauth/driver.ts); this file only says which chain and which limits.
+ * refuses a replaced refresh token, so no grace: docs/decisions/0055) and its limits (500 requests a minute and 10
+ * in flight per company), both shared with every process through Redis. The calls themselves go through the
+ * shared driver (oauth/driver.ts); this file only says which chain and which limits.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
