@@ -45,6 +45,7 @@ describe('.env.example', () => {
 
 const serviceSchema = z.looseObject({
   image: z.string().optional(),
+  ports: z.array(z.string()).optional(),
   command: z.array(z.string()).optional(),
   profiles: z.array(z.string()).optional(),
   volumes: z.array(z.string()).optional(),
@@ -55,6 +56,23 @@ const serviceSchema = z.looseObject({
   healthcheck: z.looseObject({ test: z.array(z.string()).optional(), start_interval: z.string().optional(), disable: z.boolean().optional() }).optional(),
 });
 const composeSchema = z.looseObject({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()) });
+
+/**
+ * Compose's interpolation of `${VAR}`, `${VAR:-default}` and `${VAR-default}` from `vars` (what compose reads from
+ * the shell and `--env-file`), then the file parsed.
+ */
+function composeWith(text: string, vars: Record<string, string>): z.infer<typeof composeSchema> {
+  const interpolated = text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}/g, (_m, name: string, op: string | undefined, def: string | undefined) => {
+    const v = vars[name];
+    if (op === ':-') return v === undefined || v === '' ? (def ?? '') : v;
+    if (op === '-') return v ?? def ?? '';
+    return v ?? '';
+  });
+  return composeSchema.parse(parseYaml(interpolated, { merge: true }));
+}
+
+/** A short-syntax port mapping `[ip:]host:container[/proto]`: its container port. */
+const containerPort = (mapping: string): string => (mapping.split('/')[0] ?? '').split(':').at(-1) ?? '';
 
 describe('docker/compose.yaml', () => {
   it('runs Redis with AOF and noeviction on a volume, the worker by default, the simulator and dashboard by profile', async () => {
@@ -93,6 +111,29 @@ describe('docker/compose.yaml', () => {
     expect(sample?.healthcheck?.disable).toBe(true);
     expect(simulator?.healthcheck?.test?.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
     expect(simulator?.healthcheck?.test?.[3]).toContain(`:${simulator?.command?.[simulator.command.indexOf('--port') + 1] ?? '?'}/`);
+  });
+
+  it("publishes the worker's public server on WEBHOOK_PORT when it is set, and every replica can start", async () => {
+    const text = await read('docker/compose.yaml');
+    const published = composeWith(text, { WEBHOOK_PORT: '9443' }).services['worker']?.ports ?? [];
+    expect(published.map(containerPort)).toContain('9443');
+    const webhook = published.find((p) => containerPort(p) === '9443') ?? '';
+    // Behind TLS on this host: loopback; a range of host ports, so `--scale worker=3` starts three.
+    expect(webhook).toMatch(/^127\.0\.0\.1:\d+-\d+:9443$/);
+    // The ops port stays published; unset, the file is still valid (nothing answers on the webhook mapping).
+    expect(published.map(containerPort)).toContain(String(loadEnv({}).OPS_PORT));
+    for (const p of composeWith(text, {}).services['worker']?.ports ?? []) expect(p).toMatch(/^127\.0\.0\.1:\d+-\d+:\d+$/);
+    // The usage line passes .env to compose itself, so the port it publishes is the port the worker reads.
+    expect(text).toMatch(/docker compose --env-file \.env -f docker\/compose\.yaml/);
+  });
+
+  it("checks the worker's health on readiness (/readyz: Redis reachable, workers running), not /healthz", async () => {
+    const { worker } = composeWith(await read('docker/compose.yaml'), {}).services;
+    const test = worker?.healthcheck?.test ?? [];
+    expect(test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(test[3]).toMatch(/process\.env\.OPS_PORT\|\|9464\)\+'\/readyz'/);
+    expect(test[3]).not.toContain('/healthz');
+    expect(worker?.healthcheck?.start_interval).toBeDefined();
   });
 
   it("ships a tenants example that works with the simulator profile's client and sample folder", async () => {
