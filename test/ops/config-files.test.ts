@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli.js';
 import { dashboardEnvSchema } from '../../src/cli/actions/dashboard.js';
 import { envSchema, loadEnv } from '../../src/config/env.js';
 import { parseTenants } from '../../src/config/tenants.js';
@@ -20,15 +22,67 @@ function dotenv(text: string): [string, string][] {
     });
 }
 
+/**
+ * Values of .env.example that differ from the defaults because compose runs the worker in a container, where
+ * 127.0.0.1 is the container itself: the service is the simulator's compose service (simulator profile).
+ */
+const CONTAINER_VALUES: Record<string, string> = {
+  COLLECTIONS_BASE_URL: 'http://simulator:4010/api-service/v1',
+  COLLECTIONS_AUTH_URL: 'http://simulator:4010',
+};
+
 describe('.env.example', () => {
+  it('holds values that work inside a container, each saying what to use outside one', async () => {
+    const text = await read('.env.example');
+    const pairs = dotenv(text);
+    const lines = text.split('\n');
+    for (const [key, value] of pairs) {
+      // Loopback in a URL reaches the container itself, not the service or Redis (compose sets REDIS_URL).
+      if (key !== 'REDIS_URL' && /^https?:\/\//.test(value)) expect(value, key).not.toMatch(/\/\/(127\.|localhost|\[::1\])/);
+    }
+    for (const key of Object.keys(CONTAINER_VALUES)) {
+      const at = lines.findIndex((l) => l.startsWith(`${key}=`));
+      // The comment above names the default for a run outside a container.
+      const comment = lines.slice(Math.max(0, at - 3), at).join(' ');
+      expect(comment, key).toContain(String(envSchema.shape[key as keyof typeof envSchema.shape].parse(undefined)));
+    }
+    // The simulator compose runs answers at those addresses.
+    const compose = composeSchema.parse(parseYaml(await read('docker/compose.yaml'), { merge: true }));
+    const sim = compose.services['simulator']?.command ?? [];
+    expect(new URL(CONTAINER_VALUES['COLLECTIONS_AUTH_URL'] ?? '').port).toBe(sim[sim.indexOf('--port') + 1]);
+    expect(compose.services['simulator']).toBeDefined();
+  });
+
+  it('names only commands that exist', async () => {
+    const text = await read('.env.example');
+    const paths = new Set<string>();
+    const walk = (cmd: Command, prefix: string[]): void => {
+      for (const sub of cmd.commands) {
+        const path = [...prefix, sub.name()];
+        paths.add(path.join(' '));
+        walk(sub, path);
+      }
+    };
+    walk(buildProgram(), []);
+    const named = [...text.matchAll(/`(?:collections-sync )?([a-z][a-z-]*(?: [a-z][a-z-]*)?)`/g)].map((m) => m[1] ?? '');
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of named) expect([...paths], name).toContain(name);
+  });
+
   it("lists every key of the environment schema, in the schema's order, each with its default and a purpose", async () => {
     const text = await read('.env.example');
     const pairs = dotenv(text);
     const schemaKeys = Object.keys(envSchema.shape);
     const appKeys = pairs.map(([k]) => k).filter((k) => schemaKeys.includes(k));
     expect(appKeys).toEqual(schemaKeys);
-    // Each value shown is the default: loading the file gives exactly what loading nothing gives.
-    expect(loadEnv(Object.fromEntries(pairs))).toEqual(loadEnv({}));
+    // Each value shown is the default, but for the ones a container needs otherwise (CONTAINER_VALUES).
+    const loaded = loadEnv(Object.fromEntries(pairs));
+    const defaults = loadEnv({});
+    for (const key of schemaKeys) {
+      const k = key as keyof typeof defaults;
+      if (key in CONTAINER_VALUES) expect(loaded[k], key).toBe(CONTAINER_VALUES[key]);
+      else expect(loaded[k], key).toEqual(defaults[k]);
+    }
     // Each key has a comment line right above it.
     const lines = text.split('\n');
     for (const key of schemaKeys) {
