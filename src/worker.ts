@@ -278,9 +278,15 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ queue: name, state }, n);
     }
     // Per-tenant gauges start afresh at each scrape: a tenant gone from the tenants file leaves them.
-    for (const gauge of [metrics.deadLetters, metrics.pendingInvoices, metrics.callUnknownOutcomes]) gauge.reset();
+    for (const gauge of [metrics.deadLetters, metrics.pendingInvoices, metrics.callUnknownOutcomes, metrics.lastSuccessTimestamp]) gauge.reset();
     for (const t of app.tenants()) {
-      const [dead, pending, unknown] = await Promise.all([app.stores.deadLetters.counts(t.id), app.stores.pending.count(t.id), campaigns.countUnknown(t.id)]);
+      const [dead, pending, unknown, lastSuccessAt] = await Promise.all([
+        app.stores.deadLetters.counts(t.id),
+        app.stores.pending.count(t.id),
+        campaigns.countUnknown(t.id),
+        app.stores.runs.lastSuccessAt(t.id),
+      ]);
+      if (lastSuccessAt !== undefined) metrics.lastSuccessTimestamp.set({ tenant: t.id }, lastSuccessAt / 1000);
       for (const entity of ENTITIES) metrics.deadLetters.set({ tenant: t.id, entity }, dead.byEntity[entity]);
       metrics.pendingInvoices.set({ tenant: t.id }, pending);
       metrics.callUnknownOutcomes.set({ tenant: t.id }, unknown);

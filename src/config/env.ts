@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 import { parseClusterNodes } from './redis-target.js';
+import { readSecretFiles, secret, secretKeys } from './secret-files.js';
 
 export const LOG_FORMATS = ['json', 'json-iso', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -16,21 +17,24 @@ const bool = (def: boolean) =>
 /**
  * The environment, in the order of `.env.example`. Every key has a default except the ones
  * that only the worker needs (TENANTS_FILE); commands that need them check with `requireEnv`.
+ * Mark each secret with `secret(...)`: it may then come from `<KEY>_FILE` (src/config/secret-files.ts).
  */
 export const envSchema = z.object({
   /** Redis for queues and state. */
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: secret(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).default('redis://127.0.0.1:6379')),
   /**
    * A Redis Cluster instead: its seed nodes, comma-separated, each `host:port` or a redis:// / rediss:// URL
    * (TLS and user/password from the URLs, else from REDIS_URL). Unset: the single Redis of REDIS_URL.
    */
-  REDIS_CLUSTER_NODES: z
-    .string()
-    .superRefine((v, ctx) => {
-      const parsed = parseClusterNodes(v);
-      if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
-    })
-    .optional(),
+  REDIS_CLUSTER_NODES: secret(
+    z
+      .string()
+      .superRefine((v, ctx) => {
+        const parsed = parseClusterNodes(v);
+        if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
+      })
+      .optional(),
+  ),
   /** Prefix of every Redis key this worker writes (queues and state). Keep a `{hash tag}` for Redis Cluster. */
   KEY_PREFIX: z
     .string()
@@ -79,7 +83,7 @@ export const envSchema = z.object({
    * Key of the fingerprints of client secrets kept with a refused secret (HMAC-SHA256; at least 16 characters,
    * the same in every worker). Unset: derived from PLATFORM_TOKEN_KEY, else a random key per process.
    */
-  TOKEN_FINGERPRINT_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  TOKEN_FINGERPRINT_KEY: secret(z.string().min(16, 'must be at least 16 characters').optional()),
   /** Incremental reads start this far before the cursor; content hashes make the overlap free. */
   CURSOR_LOOKBACK_S: int(300, 0, 86_400 * 7),
   /** Port of /healthz, /readyz and /metrics (0 = off). */
@@ -96,14 +100,14 @@ export const envSchema = z.object({
   WORKER_WEDGE_S: int(60, 5, 3_600),
   /** Dead letters whose last attempt is older than this many days are dropped (0 = kept until pushed or cleared). */
   DEAD_LETTER_MAX_AGE_DAYS: int(90, 0, 3650),
-  /** Runs kept per tenant in the run history (`status`, `runs`); starting a run drops the oldest beyond it. */
+  /** Runs kept per tenant in the run history (`status` shows the last ones); starting a run drops the oldest beyond it. */
   RUNS_KEPT: int(100, 1, 100_000),
   /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */
   CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
-  PLATFORM_TOKEN_KEY: z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional(),
+  PLATFORM_TOKEN_KEY: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
   /** Port of the webhook receiver (POST /webhooks/calls/{tenant}); unset = off. Apart from the ops port. */
   WEBHOOK_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   /** Address the webhook receiver binds: every interface, since the service must reach it (each request is authenticated). */
@@ -123,6 +127,9 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The secret settings, each of which may come from `<KEY>_FILE`. */
+export const SECRET_ENV_KEYS: readonly string[] = secretKeys(envSchema.shape);
 
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
@@ -151,15 +158,18 @@ function readLegacyPretty(source: NodeJS.ProcessEnv, cleaned: Record<string, str
 
 /** Parses the environment once; every bad key is reported in one message. Empty strings count as unset. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): Readonly<Env> {
+  const files = readSecretFiles(source, SECRET_ENV_KEYS);
   const cleaned: Record<string, string> = {};
   for (const key of Object.keys(envSchema.shape)) {
-    const value = source[key];
+    const value = files.env[key];
     if (value !== undefined && value !== '') cleaned[key] = value;
   }
   const legacy = readLegacyPretty(source, cleaned);
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success || legacy !== undefined) {
-    const lines = [...(parsed.success ? [] : [formatIssues(parsed.error.issues, (path) => path.join('.'))]), ...(legacy === undefined ? [] : [legacy])];
+  if (!parsed.success || legacy !== undefined || files.problems.length > 0) {
+    // A secret whose file could not be read is reported once, for its file (not again as missing or malformed).
+    const issues = parsed.success ? [] : parsed.error.issues.filter((i) => !files.failed.has(String(i.path[0])));
+    const lines = [...files.problems, ...(issues.length === 0 ? [] : [formatIssues(issues, (path) => path.join('.'))]), ...(legacy === undefined ? [] : [legacy])];
     throw new ConfigError(`invalid environment:\n${lines.join('\n')}`);
   }
   return Object.freeze(parsed.data);

@@ -6,6 +6,7 @@ import { durationMs } from './duration.js';
 import { ConfigError } from './env.js';
 import { formatIssues } from './issues.js';
 import { Secret } from './secret.js';
+import { readVariable } from './secret-files.js';
 
 /** A tenant id: used in Redis keys and BullMQ job ids, so no colon and not a plain integer. */
 export const tenantIdSchema = z
@@ -195,18 +196,23 @@ export type QuickBooksTenant = Extract<PlatformConfig, { kind: 'quickbooks' }>;
 export type XeroTenant = Extract<PlatformConfig, { kind: 'xero' }>;
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
 
-/** Replaces `${VAR}` in every string of the tree; names each missing variable with where it was needed. */
+/**
+ * Replaces `${VAR}` in every string of the tree (each VAR may come from the file VAR_FILE names: decision 122);
+ * names each missing or unreadable variable with where it was needed.
+ */
 interface Missing {
   path: PropertyKey[];
   name: string;
+  /** Why it has no value when it is not plainly unset (VAR_FILE unreadable, or VAR and VAR_FILE both set). */
+  problem?: string;
 }
 
 function substitute(value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], missing: Missing[]): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-      const v = env[name];
-      if (v === undefined || v === '') {
-        missing.push({ path, name });
+      const { value: v, problem } = readVariable(env, name);
+      if (v === undefined) {
+        missing.push({ path, name, ...(problem === undefined ? {} : { problem }) });
         return '';
       }
       return v;
@@ -276,7 +282,7 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
   const missing: Missing[] = [];
   const substituted = substitute(raw, env, [], missing);
   const parsed = tenantsFileSchema.safeParse(substituted);
-  const problems = missing.map((m) => `  - ${describePath(raw, m.path)}: environment variable ${m.name} is not set`);
+  const problems = missing.map((m) => `  - ${describePath(raw, m.path)}: ${m.problem ?? `environment variable ${m.name} is not set`}`);
   const missingAt = new Set(missing.map((m) => m.path.join('.')));
   problems.push(...duplicateIds(raw));
   if (!parsed.success) {

@@ -27,7 +27,17 @@ export interface Metrics {
   unauthorized: Counter<'reason'>;
   gateWaitSeconds: Histogram;
   queueDepth: Gauge<'queue' | 'state'>;
+  /**
+   * Set at scrape time: now minus the `updatedAt` of the newest record synced, per tenant and entity. The age of
+   * the newest data, not how far behind the sync is: quiet data reads days right after a successful run.
+   */
   cursorLagSeconds: Gauge<'tenant' | 'entity'>;
+  /**
+   * Set at scrape time from the run history in Redis (every process exports the same value): when the tenant's last
+   * run that read every entity to its end (succeeded or partial) finished, in Unix seconds. No series before the
+   * first. How far behind the sync is: `time() - max by (tenant) (this)` is what to alert on.
+   */
+  lastSuccessTimestamp: Gauge<'tenant'>;
   /** Call requests (one bulk or single call each) by tenant and outcome: sent, unknown, failed, not_sent, skipped, cancelled. */
   callRequests: OutcomeCounter<'tenant' | 'outcome'>;
   /** Numbers in call requests the service accepted. */
@@ -175,8 +185,14 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     queueDepth: new Gauge({ name: 'collections_sync_queue_jobs', help: 'Jobs per queue and state', labelNames: ['queue', 'state'], registers: r }),
     cursorLagSeconds: new Gauge({
       name: 'collections_sync_cursor_lag_seconds',
-      help: 'Now minus the high-water mark of each tenant and entity (negative: a cursor in the future)',
+      help: 'Now minus the updatedAt of the newest record synced, per tenant and entity: the age of the newest data, not how far behind the sync is (see collections_sync_last_success_timestamp_seconds); negative: a cursor in the future',
       labelNames: ['tenant', 'entity'],
+      registers: r,
+    }),
+    lastSuccessTimestamp: new Gauge({
+      name: 'collections_sync_last_success_timestamp_seconds',
+      help: "End of the tenant's last run that read every entity to its end (outcome succeeded or partial), Unix time in seconds; no series before the first",
+      labelNames: ['tenant'],
       registers: r,
     }),
     callRequests: outcomeCounter(

@@ -2,7 +2,9 @@
  * Sync-run history, the last RUNS_KEPT runs per tenant. Per run a HASH `runs:<t>:run:<runId>`: `meta`
  * (JSON), `phase`, `progress` (JSON), `outcome`, `finishedAt`, `errors` and `unlinked` (JSON lists, capped)
  * and one `c:<name>` integer field per count, so an increment is a plain HINCRBY. A ZSET `runs:<t>:index`
- * (score = startedAt) orders them; starting a run trims the oldest.
+ * (score = startedAt) orders them; starting a run trims the oldest. A STRING `runs:<t>:last-success` holds the
+ * finishedAt (ms) of the tenant's last run that read every entity to its end (succeeded or partial), for the
+ * metric of how far behind the sync is: kept apart from the history, so a scrape reads one key per tenant.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -101,6 +103,17 @@ end
 return 1
 `);
 
+/**
+ * KEYS: run, last success. ARGV: the last-success mark to set ('' for none: a failed run), then field/value pairs.
+ * Only on a run that exists, like PATCH; the mark is written with the run's end, so the two never disagree.
+ */
+const FINISH = stateScript(`
+if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[1] ~= '' then redis.call('SET', KEYS[2], ARGV[1]) end
+return 1
+`);
+
 /** KEYS: run keys. Returns each run's [field, value, ...] (empty for a run trimmed since its id was read). */
 const READ = stateScript(`
 local out = {}
@@ -131,6 +144,10 @@ export class RunStore {
 
   runKey(tenant: string, runId: string): string {
     return stateKey(this.prefix, 'runs', tenant, 'run', runId);
+  }
+
+  lastSuccessKey(tenant: string): string {
+    return stateKey(this.prefix, 'runs', tenant, 'last-success');
   }
 
   /**
@@ -172,7 +189,17 @@ export class RunStore {
       ...countFields(result.counts),
     ];
     if (result.unlinkedPayments) fields.push('unlinked', capped(result.unlinkedPayments, RUN_UNLINKED_KEPT));
-    return (await PATCH.run(this.redis, [this.runKey(tenant, runId)], ['set', ...fields])) === 1;
+    const mark = result.outcome === 'failed' ? '' : String(result.finishedAt);
+    return (await FINISH.run(this.redis, [this.runKey(tenant, runId), this.lastSuccessKey(tenant)], [mark, ...fields])) === 1;
+  }
+
+  /** When the tenant's last succeeded or partial run finished (ms), or undefined before the first. */
+  async lastSuccessAt(tenant: string): Promise<number | undefined> {
+    const k = this.lastSuccessKey(tenant);
+    const v = await this.redis.get(k);
+    if (v === null) return undefined;
+    if (!/^\d+$/.test(v)) throw new StateCorruptError(k, undefined, 'not a time in ms');
+    return Number(v);
   }
 
   async get(tenant: string, runId: string): Promise<RunRecord | undefined> {
@@ -201,10 +228,10 @@ export class RunStore {
     return (await this.recent(tenant, 1))[0];
   }
 
-  /** The index and every run hash it names (read first: run keys are not enumerable otherwise). */
+  /** The index, every run hash it names (read first: run keys are not enumerable otherwise), the last success. */
   async keysOf(tenant: string): Promise<string[]> {
     const ids = await this.redis.zrange(this.indexKey(tenant), 0, -1);
-    return [this.indexKey(tenant), ...ids.map((id) => this.runKey(tenant, id))];
+    return [this.indexKey(tenant), ...ids.map((id) => this.runKey(tenant, id)), this.lastSuccessKey(tenant)];
   }
 
   private decode(k: string, flat: unknown): RunRecord | undefined {

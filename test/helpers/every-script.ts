@@ -55,6 +55,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   // Three runs kept to two: the oldest is trimmed.
   for (const i of [1, 2, 3]) await s.runs.start(tenant, { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
   await s.runs.increment(tenant, 'run-3', { created: 1 });
+  await s.runs.finish(tenant, 'run-3', { outcome: 'succeeded', finishedAt: 4, counts: { created: 1 }, errors: [] });
   expect((await s.runs.recent(tenant)).map((r) => r.runId)).toEqual(['run-3', 'run-2']);
 
   const lock = new RedisLock(redis, `${p}:lock:test:${tenant}`, 10_000);

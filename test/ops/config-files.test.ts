@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli.js';
 import { dashboardEnvSchema } from '../../src/cli/actions/dashboard.js';
 import { envSchema, loadEnv } from '../../src/config/env.js';
 import { parseTenants } from '../../src/config/tenants.js';
@@ -20,15 +22,67 @@ function dotenv(text: string): [string, string][] {
     });
 }
 
+/**
+ * Values of .env.example that differ from the defaults because compose runs the worker in a container, where
+ * 127.0.0.1 is the container itself: the service is the simulator's compose service (simulator profile).
+ */
+const CONTAINER_VALUES: Record<string, string> = {
+  COLLECTIONS_BASE_URL: 'http://simulator:4010/api-service/v1',
+  COLLECTIONS_AUTH_URL: 'http://simulator:4010',
+};
+
 describe('.env.example', () => {
+  it('holds values that work inside a container, each saying what to use outside one', async () => {
+    const text = await read('.env.example');
+    const pairs = dotenv(text);
+    const lines = text.split('\n');
+    for (const [key, value] of pairs) {
+      // Loopback in a URL reaches the container itself, not the service or Redis (compose sets REDIS_URL).
+      if (key !== 'REDIS_URL' && /^https?:\/\//.test(value)) expect(value, key).not.toMatch(/\/\/(127\.|localhost|\[::1\])/);
+    }
+    for (const key of Object.keys(CONTAINER_VALUES)) {
+      const at = lines.findIndex((l) => l.startsWith(`${key}=`));
+      // The comment above names the default for a run outside a container.
+      const comment = lines.slice(Math.max(0, at - 3), at).join(' ');
+      expect(comment, key).toContain(String(envSchema.shape[key as keyof typeof envSchema.shape].parse(undefined)));
+    }
+    // The simulator compose runs answers at those addresses.
+    const compose = composeSchema.parse(parseYaml(await read('docker/compose.yaml'), { merge: true }));
+    const sim = compose.services['simulator']?.command ?? [];
+    expect(new URL(CONTAINER_VALUES['COLLECTIONS_AUTH_URL'] ?? '').port).toBe(sim[sim.indexOf('--port') + 1]);
+    expect(compose.services['simulator']).toBeDefined();
+  });
+
+  it('names only commands that exist', async () => {
+    const text = await read('.env.example');
+    const paths = new Set<string>();
+    const walk = (cmd: Command, prefix: string[]): void => {
+      for (const sub of cmd.commands) {
+        const path = [...prefix, sub.name()];
+        paths.add(path.join(' '));
+        walk(sub, path);
+      }
+    };
+    walk(buildProgram(), []);
+    const named = [...text.matchAll(/`(?:collections-sync )?([a-z][a-z-]*(?: [a-z][a-z-]*)?)`/g)].map((m) => m[1] ?? '');
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of named) expect([...paths], name).toContain(name);
+  });
+
   it("lists every key of the environment schema, in the schema's order, each with its default and a purpose", async () => {
     const text = await read('.env.example');
     const pairs = dotenv(text);
     const schemaKeys = Object.keys(envSchema.shape);
     const appKeys = pairs.map(([k]) => k).filter((k) => schemaKeys.includes(k));
     expect(appKeys).toEqual(schemaKeys);
-    // Each value shown is the default: loading the file gives exactly what loading nothing gives.
-    expect(loadEnv(Object.fromEntries(pairs))).toEqual(loadEnv({}));
+    // Each value shown is the default, but for the ones a container needs otherwise (CONTAINER_VALUES).
+    const loaded = loadEnv(Object.fromEntries(pairs));
+    const defaults = loadEnv({});
+    for (const key of schemaKeys) {
+      const k = key as keyof typeof defaults;
+      if (key in CONTAINER_VALUES) expect(loaded[k], key).toBe(CONTAINER_VALUES[key]);
+      else expect(loaded[k], key).toEqual(defaults[k]);
+    }
     // Each key has a comment line right above it.
     const lines = text.split('\n');
     for (const key of schemaKeys) {
@@ -45,6 +99,7 @@ describe('.env.example', () => {
 
 const serviceSchema = z.looseObject({
   image: z.string().optional(),
+  ports: z.array(z.string()).optional(),
   command: z.array(z.string()).optional(),
   profiles: z.array(z.string()).optional(),
   volumes: z.array(z.string()).optional(),
@@ -55,6 +110,23 @@ const serviceSchema = z.looseObject({
   healthcheck: z.looseObject({ test: z.array(z.string()).optional(), start_interval: z.string().optional(), disable: z.boolean().optional() }).optional(),
 });
 const composeSchema = z.looseObject({ services: z.record(z.string(), serviceSchema), volumes: z.record(z.string(), z.unknown()) });
+
+/**
+ * Compose's interpolation of `${VAR}`, `${VAR:-default}` and `${VAR-default}` from `vars` (what compose reads from
+ * the shell and `--env-file`), then the file parsed.
+ */
+function composeWith(text: string, vars: Record<string, string>): z.infer<typeof composeSchema> {
+  const interpolated = text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}/g, (_m, name: string, op: string | undefined, def: string | undefined) => {
+    const v = vars[name];
+    if (op === ':-') return v === undefined || v === '' ? (def ?? '') : v;
+    if (op === '-') return v ?? def ?? '';
+    return v ?? '';
+  });
+  return composeSchema.parse(parseYaml(interpolated, { merge: true }));
+}
+
+/** A short-syntax port mapping `[ip:]host:container[/proto]`: its container port. */
+const containerPort = (mapping: string): string => (mapping.split('/')[0] ?? '').split(':').at(-1) ?? '';
 
 describe('docker/compose.yaml', () => {
   it('runs Redis with AOF and noeviction on a volume, the worker by default, the simulator and dashboard by profile', async () => {
@@ -93,6 +165,29 @@ describe('docker/compose.yaml', () => {
     expect(sample?.healthcheck?.disable).toBe(true);
     expect(simulator?.healthcheck?.test?.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
     expect(simulator?.healthcheck?.test?.[3]).toContain(`:${simulator?.command?.[simulator.command.indexOf('--port') + 1] ?? '?'}/`);
+  });
+
+  it("publishes the worker's public server on WEBHOOK_PORT when it is set, and every replica can start", async () => {
+    const text = await read('docker/compose.yaml');
+    const published = composeWith(text, { WEBHOOK_PORT: '9443' }).services['worker']?.ports ?? [];
+    expect(published.map(containerPort)).toContain('9443');
+    const webhook = published.find((p) => containerPort(p) === '9443') ?? '';
+    // Behind TLS on this host: loopback; a range of host ports, so `--scale worker=3` starts three.
+    expect(webhook).toMatch(/^127\.0\.0\.1:\d+-\d+:9443$/);
+    // The ops port stays published; unset, the file is still valid (nothing answers on the webhook mapping).
+    expect(published.map(containerPort)).toContain(String(loadEnv({}).OPS_PORT));
+    for (const p of composeWith(text, {}).services['worker']?.ports ?? []) expect(p).toMatch(/^127\.0\.0\.1:\d+-\d+:\d+$/);
+    // The usage line passes .env to compose itself, so the port it publishes is the port the worker reads.
+    expect(text).toMatch(/docker compose --env-file \.env -f docker\/compose\.yaml/);
+  });
+
+  it("checks the worker's health on readiness (/readyz: Redis reachable, workers running), not /healthz", async () => {
+    const { worker } = composeWith(await read('docker/compose.yaml'), {}).services;
+    const test = worker?.healthcheck?.test ?? [];
+    expect(test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(test[3]).toMatch(/process\.env\.OPS_PORT\|\|9464\)\+'\/readyz'/);
+    expect(test[3]).not.toContain('/healthz');
+    expect(worker?.healthcheck?.start_interval).toBeDefined();
   });
 
   it("ships a tenants example that works with the simulator profile's client and sample folder", async () => {

@@ -32,6 +32,7 @@ const FAMILIES = [
   'collections_sync_gate_wait_seconds',
   'collections_sync_queue_jobs',
   'collections_sync_cursor_lag_seconds',
+  'collections_sync_last_success_timestamp_seconds',
   'collections_sync_build_info',
   'collections_sync_call_requests_total',
   'collections_sync_call_numbers_placed_total',

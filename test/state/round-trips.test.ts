@@ -36,6 +36,7 @@ describe('batch methods: one round trip per call', () => {
     await stores.paymentLedger.totals(warm, ['i']);
     await stores.runs.start(warm, { runId: 'r', mode: 'full', startedAt: 1, trigger: 'test' });
     await stores.runs.update(warm, 'r', { phase: 'x' });
+    await stores.runs.finish(warm, 'r', { outcome: 'succeeded', finishedAt: 2, counts: {}, errors: [] });
     await stores.runs.recent(warm);
     await stores.cursors.advance(warm, 'contacts', { updatedAt: '2026-01-01T00:00:00Z', id: 'a' });
   });

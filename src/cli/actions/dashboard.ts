@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadEnv } from '../../config/env.js';
 import { formatIssues } from '../../config/issues.js';
 import { Secret } from '../../config/secret.js';
+import { readSecretFiles, secret, secretKeys } from '../../config/secret-files.js';
 import { createLogger } from '../../logger.js';
 import { startDashboard } from '../../ops/dashboard.js';
 import { closeQueues, createQueues } from '../../queues/index.js';
@@ -14,20 +15,31 @@ const PASSWORD_HINT = 'set DASHBOARD_PASSWORD (at least 12 characters): the dash
 /** The dashboard's own settings (only this command reads them). */
 export const dashboardEnvSchema = z.object({
   DASHBOARD_USER: z.string().min(1).default('admin'),
-  DASHBOARD_PASSWORD: z.string({ error: PASSWORD_HINT }).min(12, PASSWORD_HINT),
+  DASHBOARD_PASSWORD: secret(z.string({ error: PASSWORD_HINT }).min(12, PASSWORD_HINT)),
   DASHBOARD_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
 });
 
-export async function dashboard(o: { port?: string; host: string }): Promise<void> {
-  const env = loadEnv();
+/**
+ * The dashboard's settings from `source` (the password may come from DASHBOARD_PASSWORD_FILE); `port` (the
+ * option) wins over DASHBOARD_PORT. Throws a UsageError naming every bad key.
+ */
+export function dashboardSettings(source: NodeJS.ProcessEnv, port?: string): z.infer<typeof dashboardEnvSchema> {
+  const files = readSecretFiles(source, secretKeys(dashboardEnvSchema.shape));
   const cleaned = Object.fromEntries(
     Object.keys(dashboardEnvSchema.shape)
-      .map((k) => [k, process.env[k]] as const)
+      .map((k) => [k, files.env[k]] as const)
       .filter(([, v]) => v !== undefined && v !== ''),
   );
-  const parsed = dashboardEnvSchema.safeParse(o.port === undefined ? cleaned : { ...cleaned, DASHBOARD_PORT: o.port });
-  if (!parsed.success) throw new UsageError(`dashboard settings:\n${formatIssues(parsed.error.issues, (p) => p.join('.'))}`);
-  const settings = parsed.data;
+  const parsed = dashboardEnvSchema.safeParse(port === undefined ? cleaned : { ...cleaned, DASHBOARD_PORT: port });
+  if (parsed.success && files.problems.length === 0) return parsed.data;
+  const issues = parsed.success ? [] : parsed.error.issues.filter((i) => !files.failed.has(String(i.path[0])));
+  const lines = [...files.problems, ...(issues.length === 0 ? [] : [formatIssues(issues, (p) => p.join('.'))])];
+  throw new UsageError(`dashboard settings:\n${lines.join('\n')}`);
+}
+
+export async function dashboard(o: { port?: string; host: string }): Promise<void> {
+  const env = loadEnv();
+  const settings = dashboardSettings(process.env, o.port);
   const logger = createLogger({ level: env.LOG_LEVEL, format: env.LOG_FORMAT });
   const target = redisTargetOf(env);
   const redis = await connectRedis(createRedis(target, 'worker'), target);
