@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadEnv } from '../../config/env.js';
 import { formatIssues } from '../../config/issues.js';
 import { Secret } from '../../config/secret.js';
+import { serverLimitsOf } from '../../http-server.js';
 import { createLogger } from '../../logger.js';
 import { startDashboard } from '../../ops/dashboard.js';
 import { closeQueues, createQueues } from '../../queues/index.js';
@@ -40,6 +41,7 @@ export async function dashboard(o: { port?: string; host: string }): Promise<voi
     username: settings.DASHBOARD_USER,
     password: new Secret(settings.DASHBOARD_PASSWORD),
     logger,
+    limits: serverLimitsOf(env),
   });
   out(`dashboard (read-only) at ${board.url} for queues under ${env.KEY_PREFIX}; user ${settings.DASHBOARD_USER}`);
   await new Promise<void>((resolve) => {
