@@ -13,6 +13,7 @@ import { checkTenantsNeeds, type TenantConfig, type TenantsFile } from './config
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
 import { createAdapter } from './platforms/index.js';
+import { TokenCipher } from './platforms/oauth/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
 import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/index.js';
@@ -104,6 +105,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     authUrl: env.COLLECTIONS_AUTH_URL,
     jobs: refreshJobs(queues.refreshToken, logger),
     ...fingerprintKeyOf(env),
+    // The service token is sealed at rest with the platform tokens' cipher when there is a key (decision 0121).
+    ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenBox: TokenCipher.fromText(env.PLATFORM_TOKEN_KEY) } : {}),
     logger,
     settings: {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,

@@ -2,13 +2,51 @@
  * Listening and closing, the same for every HTTP server of ours (ops, dashboard, webhooks; the test doubles close
  * theirs with `closeServer`): listen on a port (0 = any) and host, reject when the port cannot be had, and close
  * without waiting for kept-alive connections to idle out.
+ *
+ * `createBoundedServer` holds every connection to stated bounds (SERVER_HEADERS_TIMEOUT_MS,
+ * SERVER_REQUEST_TIMEOUT_MS, SERVER_MAX_CONNECTIONS; decision 0116): Node checks its own timeouts only every
+ * `connectionsCheckingInterval` (30 s by default), which let a stalled body hold a connection for about 72 s
+ * although the request timeout was 10 s; here the check runs often, and a response sent before its request's body
+ * was read ends the connection (after a short grace for the answer to reach the client).
  */
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Listening {
   port: number;
   close(): Promise<void>;
+}
+
+/** The bounds of one server's connections. */
+export interface ServerLimits {
+  /** The whole request, headers and body, must arrive within this (and a handler's body deadline is this too). */
+  requestTimeoutMs: number;
+  /** The headers must arrive within this (at most requestTimeoutMs). */
+  headersTimeoutMs: number;
+  /** Connections open at once; more are refused at accept. */
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = { requestTimeoutMs: 10_000, headersTimeoutMs: 5_000, maxConnections: 1_000 };
+
+/** How long an answer sent before its request's body was read may take to reach the client before the socket goes. */
+const CLOSE_GRACE_MS = 1_000;
+
+export function createBoundedServer(handler: (req: IncomingMessage, res: ServerResponse) => void, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
+  const requestTimeout = limits.requestTimeoutMs;
+  const headersTimeout = Math.min(limits.headersTimeoutMs, requestTimeout);
+  const server = createServer({ requestTimeout, headersTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))) }, (req, res) => {
+    res.once('finish', () => {
+      if (req.complete) return;
+      // Answered before the body came (a refusal, a deadline): no keep-alive, and no waiting on the rest of it.
+      req.socket.end();
+      setTimeout(() => req.socket.destroy(), CLOSE_GRACE_MS).unref();
+    });
+    handler(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  server.maxConnections = limits.maxConnections;
+  return server;
 }
 
 export async function listen(server: Server, port: number, host: string): Promise<Listening> {
@@ -25,4 +63,9 @@ export function closeServer(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** The limits the environment sets (SERVER_*). */
+export function serverLimitsOf(env: { SERVER_REQUEST_TIMEOUT_MS: number; SERVER_HEADERS_TIMEOUT_MS: number; SERVER_MAX_CONNECTIONS: number }): ServerLimits {
+  return { requestTimeoutMs: env.SERVER_REQUEST_TIMEOUT_MS, headersTimeoutMs: env.SERVER_HEADERS_TIMEOUT_MS, maxConnections: env.SERVER_MAX_CONNECTIONS };
 }

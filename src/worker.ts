@@ -10,6 +10,7 @@ import type { App } from './app.js';
 import { CampaignStore } from './calls/index.js';
 import { checkTenantsNeeds, loadTenants, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
+import { serverLimitsOf } from './http-server.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES } from './queues/index.js';
 import { globalKey, queuePrefix } from './redis/keys.js';
@@ -318,7 +319,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
 
   const ops =
     port !== 0 && metrics
-      ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape })
+      ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape, limits: serverLimitsOf(env) })
       : undefined;
 
   const webhookPort = options.webhookPort ?? env.WEBHOOK_PORT;

@@ -16,7 +16,7 @@ import { RedisTokenProvider } from './provider.js';
 import type { RefreshJobs, ScheduledClient } from './refresh-request.js';
 import { TokenRefresher, type RefresherHooks, type RequestTokenFn } from './refresher.js';
 import { resolveAuthSettings, type AuthSettings, type AuthSettingsInput } from './settings.js';
-import { ClientAuthStore, type AuthStatus } from './token-store.js';
+import { ClientAuthStore, type AuthStatus, type TokenBox } from './token-store.js';
 import { AuthWakeups } from './wakeups.js';
 
 export { authClientKey, authKeys, secretFingerprint, type AuthKeys } from './keys.js';
@@ -26,7 +26,7 @@ export { RedisTokenProvider } from './provider.js';
 export { refreshRequestSchema, type RefreshJobs, type RefreshRequest, type ScheduledClient } from './refresh-request.js';
 export { TokenRefresher, type ClientCredentials, type RefresherHooks, type RequestTokenFn, type RotateOptions, type RotateOutcome } from './refresher.js';
 export { resolveAuthSettings, authSettingsSchema, tokenPlan, MIN_MARGIN_MS, type AuthSettings, type AuthSettingsInput, type TokenPlan } from './settings.js';
-export { ClientAuthStore, type AuthFailure, type AuthState, type AuthStatus } from './token-store.js';
+export { ClientAuthStore, SEALED_PREFIX, type AuthFailure, type AuthState, type AuthStatus, type TokenBox } from './token-store.js';
 export { AuthWakeups, type WakeKind } from './wakeups.js';
 
 /** The part of a tenant's config the token protocol needs (TenantConfig fits). */
@@ -58,6 +58,8 @@ export interface CreateAuthOptions {
   fingerprintKey?: Buffer;
   /** Default: src/collections/token.ts's requestToken. */
   requestToken?: RequestTokenFn;
+  /** Seals the token at rest (the platform tokens' cipher under PLATFORM_TOKEN_KEY); absent: plain text (decision 0121). */
+  tokenBox?: TokenBox;
   hooks?: RefresherHooks;
   /** Sees the subscriber's connection errors first; true when it dealt with one (else it is logged here). */
   onConnectionError?: (err: Error) => boolean;
@@ -107,12 +109,13 @@ export function createAuth(o: CreateAuthOptions): Auth {
     planCheck: (request, delayMs) => o.jobs.plan(request, delayMs),
     fingerprint,
     ...(o.hooks ? { hooks: o.hooks } : {}),
+    ...(o.tokenBox ? { tokenBox: o.tokenBox } : {}),
   });
   const stores = new Map<string, ClientAuthStore>();
   const storeOf = (clientKey: string): ClientAuthStore => {
     let s = stores.get(clientKey);
     if (!s) {
-      s = new ClientAuthStore(o.redis, o.prefix, clientKey);
+      s = new ClientAuthStore(o.redis, o.prefix, clientKey, o.tokenBox);
       stores.set(clientKey, s);
     }
     return s;

@@ -111,13 +111,15 @@ export class RedisTokenProvider implements TokenProvider {
       }
       waited = true;
       if (r.kind === 'missing') await this.#ask({ reason: 'missing' });
+      // A token sealed under another key (or stored while none was set, then read without): compare-and-refresh it.
+      if (r.kind === 'unreadable') await this.#ask({ reason: '401', seenVersion: r.version });
       if (!wakeups.isReady(channel)) {
         // First wait of this process on this client: subscribe, then look again (a message may have been missed).
         await wakeups.ensure(channel);
         if (wakeups.isReady(channel)) continue;
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw noTokenWithin(this.#d.clientId, Date.now() - started, r.kind === 'limit' ? 'in-flight limit reached' : r.kind === 'gate' ? 'gate closed' : 'no token yet');
+      if (left <= 0) throw noTokenWithin(this.#d.clientId, Date.now() - started, r.kind === 'limit' ? 'in-flight limit reached' : r.kind === 'gate' ? 'gate closed' : r.kind === 'unreadable' ? 'the stored token cannot be decrypted with PLATFORM_TOKEN_KEY; no rotation yet' : 'no token yet');
       const woke =
         r.kind === 'limit'
           ? await wakeups.wait(channel, LIMIT_KINDS, Math.min(left, settings.pollMs), signal, limitGeneration)

@@ -8,7 +8,7 @@ import { authClientKey } from './keys.js';
 import type { AuthMetrics, RotationReason } from './metrics.js';
 import type { RefreshRequest } from './refresh-request.js';
 import { tokenPlan, type AuthSettings, type TokenPlan } from './settings.js';
-import { ClientAuthStore, type AuthState } from './token-store.js';
+import { ClientAuthStore, type AuthState, type TokenBox } from './token-store.js';
 import type { AuthWakeups, WakeKind } from './wakeups.js';
 
 /** Where and how to ask for a client's token (from the tenants file in memory; never from job data). */
@@ -61,6 +61,8 @@ export interface TokenRefresherDeps {
   fingerprint: (clientId: string, secret: Secret) => string;
   /** Enqueues a 'scheduled' check to run in `delayMs` (the planned check of a token's margin). */
   planCheck?: (request: RefreshRequest, delayMs: number) => Promise<unknown>;
+  /** Seals the stored token (PLATFORM_TOKEN_KEY); absent: stored in plain text. */
+  tokenBox?: TokenBox;
 }
 
 /** A planned check runs at its token's margin or a little after; this much early still counts as due. */
@@ -86,7 +88,7 @@ export class TokenRefresher {
     if (authClientKey(credentials.authUrl, credentials.clientId) !== clientKey) {
       throw new Error(`credentials of client "${credentials.clientId}" at ${credentials.authUrl} given for another client key (${clientKey})`);
     }
-    const store = new ClientAuthStore(this.#d.redis, this.#d.prefix, clientKey);
+    const store = new ClientAuthStore(this.#d.redis, this.#d.prefix, clientKey, this.#d.tokenBox);
     const fingerprint = this.#d.fingerprint(credentials.clientId, credentials.clientSecret);
 
     const before = await store.state();

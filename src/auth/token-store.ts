@@ -3,6 +3,20 @@ import { z } from 'zod';
 import { authKeys, type AuthKeys } from './keys.js';
 import { ACQUIRE, CLOSE_GATE, LEASE_COUNT, OPEN_GATE, RECORD_FAILURE, RELEASE, RENEW, STATE, STORE } from './scripts.js';
 
+/**
+ * Encryption at rest of the stored token (decision 0121): the platform tokens' cipher (TokenCipher under
+ * PLATFORM_TOKEN_KEY), handed in by the composition root (auth imports no platform code). Without one, the token is
+ * stored as it came, as before.
+ */
+export interface TokenBox {
+  encrypt(plain: string, context: string): string;
+  /** Throws when the value was not made under this key for this context. */
+  decrypt(box: string, context: string): string;
+}
+
+/** Marks an encrypted token in Redis; a value without it is a token stored in plain text (before a key was set). */
+export const SEALED_PREFIX = 'sealed:';
+
 /** A client's failure state: the token endpoint refused its credentials. */
 export interface AuthFailure {
   reason: string;
@@ -45,6 +59,8 @@ export interface AuthState {
 export type AcquireResult =
   | { kind: 'ok'; token: string; version: number }
   | { kind: 'gate' | 'limit' | 'missing' }
+  /** The stored token (of `version`) cannot be read with this process's key (another key, or none): rotate it. */
+  | { kind: 'unreadable'; version: number }
   | { kind: 'failed'; reason: string; failures: number; nextAttemptAt: number };
 
 /** Leases taken in one step (a lease pool's fill), with the token's terms on Redis's clock. */
@@ -78,8 +94,30 @@ export class ClientAuthStore {
     private readonly redis: Redis,
     prefix: string,
     readonly clientKey: string,
+    private readonly box?: TokenBox,
   ) {
     this.keys = authKeys(prefix, clientKey);
+  }
+
+  /** What the token is bound to (GCM's additional data): a value copied to another client's key does not decrypt. */
+  get #context(): string {
+    return `collections-sync service token ${this.clientKey}`;
+  }
+
+  /** The value to store: sealed under the key when there is one. */
+  #seal(token: string): string {
+    return this.box ? SEALED_PREFIX + this.box.encrypt(token, this.#context) : token;
+  }
+
+  /** The stored value's token, or undefined when this process cannot read it; a plain-text value is taken as it is. */
+  #open(stored: string): string | undefined {
+    if (!stored.startsWith(SEALED_PREFIX)) return stored;
+    if (!this.box) return undefined;
+    try {
+      return this.box.decrypt(stored.slice(SEALED_PREFIX.length), this.#context);
+    } catch {
+      return undefined;
+    }
   }
 
   async acquire(leaseId: string, leaseTtlMs: number, limit: number, fingerprint: string): Promise<AcquireResult> {
@@ -98,7 +136,13 @@ export class ClientAuthStore {
     switch (r[0]) {
       case 'ok': {
         const leaseIds = want === 1 ? [idBase] : Array.from({ length: r[3] }, (_, i) => `${idBase}.${i + 1}`);
-        return { kind: 'ok', token: r[1], version: r[2], leaseIds, now: r[4], expiresAt: r[5], leaseFloorMs: r[6] };
+        const token = this.#open(r[1]);
+        if (token === undefined) {
+          // Leases on a token nobody here can send are given back at once; the caller asks for its rotation.
+          await this.release(...leaseIds);
+          return { kind: 'unreadable', version: r[2] };
+        }
+        return { kind: 'ok', token, version: r[2], leaseIds, now: r[4], expiresAt: r[5], leaseFloorMs: r[6] };
       }
       case 'failed':
         return { kind: 'failed', reason: r[1], failures: r[2], nextAttemptAt: r[3] };
@@ -186,7 +230,7 @@ export class ClientAuthStore {
   ): Promise<{ ok: true; version: number; now: number } | { ok: false; why: 'lock-lost' | 'version-moved' }> {
     const k = this.keys;
     const expected = expectedVersion === 0 ? '' : String(expectedVersion);
-    const args = [owner, expected, token, expiresAt, k.channel, Math.floor(plan.marginMs), Math.floor(plan.leaseFloorMs)];
+    const args = [owner, expected, this.#seal(token), expiresAt, k.channel, Math.floor(plan.marginMs), Math.floor(plan.leaseFloorMs)];
     const r = storeReply.parse(await STORE.run(this.redis, [k.token, k.lock, k.gate, k.failure], args));
     if (r[0] > 0 && typeof r[1] === 'number') return { ok: true, version: r[0], now: r[1] };
     return { ok: false, why: r[0] === -1 ? 'lock-lost' : 'version-moved' };

@@ -124,6 +124,14 @@ export const envSchema = z.object({
   WEBHOOK_EVENTS_MAX: int(1000, 1, 1_000_000),
   /** Webhook events older than this many days are dropped (and a redelivery after it counts as new). */
   WEBHOOK_EVENTS_MAX_AGE_DAYS: int(30, 1, 3650),
+  /**
+   * Bounds of every HTTP server of the worker (webhooks, ops port, dashboard): a request's headers and body must
+   * arrive within SERVER_REQUEST_TIMEOUT_MS (a webhook body read stops there too), its headers within
+   * SERVER_HEADERS_TIMEOUT_MS (at most the request timeout); at most SERVER_MAX_CONNECTIONS open at once per server.
+   */
+  SERVER_REQUEST_TIMEOUT_MS: int(10_000, 100, 300_000),
+  SERVER_HEADERS_TIMEOUT_MS: int(5_000, 100, 300_000),
+  SERVER_MAX_CONNECTIONS: int(1_000, 1, 100_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

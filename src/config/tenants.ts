@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
 import { z } from 'zod';
+import { parseJsonBounded } from '../json-bounded.js';
 import { durationMs } from './duration.js';
-import { ConfigError } from './env.js';
+import { ConfigError, envSchema } from './env.js';
 import { formatIssues } from './issues.js';
 import { Secret } from './secret.js';
 import { readVariable } from './secret-files.js';
@@ -16,6 +17,19 @@ export const tenantIdSchema = z
 const secret = z.string().min(1, 'must not be empty').transform((v) => new Secret(v));
 const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/$/, ''));
 
+/** Whether `hostname` (as URL gives it) is this machine: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * A platform's address (apiUrl, tokenUrl): https://, or http:// to this machine only (a test double, a local
+ * proxy). A platform address receives the refresh token and the client secret, so plain http to another host is
+ * refused at load (decision 0119).
+ */
+const platformUrl = httpUrl.refine((u) => u.startsWith('https://') || isLoopbackHost(new URL(u).hostname), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)');
+
 const filePlatform = z.strictObject({ kind: z.literal('file'), path: z.string().min(1) });
 const memoryPlatform = z.strictObject({ kind: z.literal('memory'), name: z.string().min(1).default('default') });
 const xeroPlatform = z.strictObject({
@@ -24,8 +38,8 @@ const xeroPlatform = z.strictObject({
   clientSecret: secret,
   refreshToken: secret,
   xeroTenantId: z.string().min(1),
-  apiUrl: httpUrl.default('https://api.xero.com/api.xro/2.0'),
-  tokenUrl: httpUrl.default('https://identity.xero.com/connect/token'),
+  apiUrl: platformUrl.default('https://api.xero.com/api.xro/2.0'),
+  tokenUrl: platformUrl.default('https://identity.xero.com/connect/token'),
 });
 
 /** QuickBooks Online's API address for each environment (Intuit's development keys reach only the sandbox). */
@@ -44,8 +58,8 @@ const quickBooksPlatform = z
     realmId: z.string().regex(/^[0-9]{1,32}$/, 'the company id Intuit calls realmId: digits only'),
     environment: z.enum(['production', 'sandbox']),
     /** Without the /v3 path; the default follows `environment`. */
-    apiUrl: httpUrl.optional(),
-    tokenUrl: httpUrl.default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
+    apiUrl: platformUrl.optional(),
+    tokenUrl: platformUrl.default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
     /** The app's webhooks verifier token, which signs change notifications (intuit-signature). */
     webhookVerifierToken: secret.optional(),
   })
@@ -197,19 +211,43 @@ export type XeroTenant = Extract<PlatformConfig, { kind: 'xero' }>;
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
 
 /**
- * Replaces `${VAR}` in every string of the tree (each VAR may come from the file VAR_FILE names: decision 122);
- * names each missing or unreadable variable with where it was needed.
+/**
+ * Families of the worker's own variables beyond what the env schema declares: the dashboard's settings (its command
+ * reads them), and the Redis and collections families (REDIS_PASSWORD of the compose file, a future
+ * COLLECTIONS_* secret).
+ */
+const RESERVED_FAMILIES = ['REDIS_', 'COLLECTIONS_', 'DASHBOARD_'] as const;
+
+/**
+ * Whether `${name}` names one of the worker's own settings, which a tenants file may not read (decision 0119): a
+ * tenant's field is sent to that tenant's platform or service, so `${PLATFORM_TOKEN_KEY}` in a tokenUrl'd field
+ * would hand the key out. Derived from the env schema (every key it declares, secret or not, and its `_FILE`
+ * variant), plus the families above.
+ */
+export function isReservedVariable(name: string): boolean {
+  const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : name;
+  return Object.hasOwn(envSchema.shape, base) || Object.hasOwn(envSchema.shape, name) || RESERVED_FAMILIES.some((f) => name.startsWith(f));
+}
+
+/**
+ * Replaces `${VAR}` in every string of the tree (each VAR may come from the file VAR_FILE names: decision 0122);
+ * names each missing, unreadable or reserved variable with where it was needed.
  */
 interface Missing {
   path: PropertyKey[];
   name: string;
   /** Why it has no value when it is not plainly unset (VAR_FILE unreadable, or VAR and VAR_FILE both set). */
   problem?: string;
+  reserved?: true;
 }
 
 function substitute(value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], missing: Missing[]): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      if (isReservedVariable(name)) {
+        missing.push({ path, name, reserved: true });
+        return '';
+      }
       const { value: v, problem } = readVariable(env, name);
       if (v === undefined) {
         missing.push({ path, name, ...(problem === undefined ? {} : { problem }) });
@@ -246,43 +284,22 @@ function describePath(raw: unknown, path: PropertyKey[]): string {
 /** How deep a tenants file may nest objects and arrays (a real one nests about five deep). */
 export const MAX_NESTING = 32;
 
-/**
- * The line where the text first nests objects or arrays deeper than `max`, or undefined. Counted over the text,
- * without recursion, so a file nested thousands deep gets this answer instead of a stack overflow in the parser.
- */
-function tooDeepAt(text: string, max: number): number | undefined {
-  let depth = 0;
-  let line = 1;
-  let inString = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (c === '\n') line += 1;
-    if (inString) {
-      if (c === '\\') i += 1;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
-      depth += 1;
-      if (depth > max) return line;
-    } else if (c === '}' || c === ']') depth -= 1;
-  }
-  return undefined;
-}
-
 /** Parses the tenants file's text; every bad key is reported at once, naming the tenant and the field. */
 export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env, source = 'tenants file'): TenantsFile {
-  const deep = tooDeepAt(text, MAX_NESTING);
-  if (deep !== undefined) throw new ConfigError(`${source}: nested deeper than ${MAX_NESTING} levels of objects and arrays (line ${deep}); a tenants file nests about five deep`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(`${source}: not valid JSON (${(err as Error).message})`);
+  const json = parseJsonBounded(text, MAX_NESTING);
+  if (!json.ok && json.why === 'too_deep') {
+    throw new ConfigError(`${source}: nested deeper than ${MAX_NESTING} levels of objects and arrays (line ${json.line}); a tenants file nests about five deep`);
   }
+  if (!json.ok) throw new ConfigError(`${source}: not valid JSON (${json.message})`);
+  const raw = json.value;
   const missing: Missing[] = [];
   const substituted = substitute(raw, env, [], missing);
   const parsed = tenantsFileSchema.safeParse(substituted);
-  const problems = missing.map((m) => `  - ${describePath(raw, m.path)}: ${m.problem ?? `environment variable ${m.name} is not set`}`);
+  const problems = missing.map((m) =>
+    m.reserved
+      ? `  - ${describePath(raw, m.path)}: \${${m.name}} names a setting of the worker itself; a tenants file may not read it (use a variable of the tenant's own)`
+      : `  - ${describePath(raw, m.path)}: ${m.problem ?? `environment variable ${m.name} is not set`}`,
+  );
   const missingAt = new Set(missing.map((m) => m.path.join('.')));
   problems.push(...duplicateIds(raw));
   if (!parsed.success) {

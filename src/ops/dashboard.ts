@@ -2,14 +2,18 @@
  * The job dashboard: bull-board over the worker's queues, read-only (no retry, pause, clean or remove, in
  * bull-board and again here: only GET and HEAD pass), behind HTTP basic auth. `/healthz` answers without auth,
  * for container health checks. Job data holds ids only; values under secret-like keys are hidden anyway.
+ *
+ * A failed login (decision 0120) is logged at warn with the user name tried and the remote address (never the
+ * password), and answered only after `failureDelayMs` (500 ms); a source address with `maxFailuresPerMin` (10)
+ * failures in its current minute gets 429 with Retry-After, its credentials unchecked, until the minute ends.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import { listen } from '../http-server.js';
+import type { Server } from 'node:http';
+import { createBoundedServer, listen, type ServerLimits } from '../http-server.js';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
-import { getRequestListener } from '@hono/node-server';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import { Hono } from 'hono';
@@ -27,6 +31,12 @@ export interface DashboardOptions {
   password: Secret;
   title?: string;
   logger?: Logger;
+  /** Connection bounds (SERVER_*); default DEFAULT_SERVER_LIMITS. */
+  limits?: ServerLimits;
+  /** A failed login is answered this long after it (default 500 ms). */
+  failureDelayMs?: number;
+  /** Failed logins per source address per minute before it gets 429 (default 10). */
+  maxFailuresPerMin?: number;
 }
 
 export interface Dashboard {
@@ -55,6 +65,31 @@ function sameCredentials(username: string, password: string, wantUser: string, w
   return userOk && passOk;
 }
 
+/** Failed logins per source address, per minute (per process: the dashboard is one process). */
+export class LoginGuard {
+  readonly #windows = new Map<string, { start: number; failures: number }>();
+  constructor(private readonly maxPerMin: number) {}
+
+  /** 0 while the source may try, else the seconds until its minute ends. */
+  heldFor(source: string, now = Date.now()): number {
+    const w = this.#windows.get(source);
+    if (!w || now - w.start >= 60_000 || w.failures < this.maxPerMin) return 0;
+    return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+  }
+
+  /** Counts a failure; returns the source's failures in its minute. */
+  failed(source: string, now = Date.now()): number {
+    if (this.#windows.size > 10_000) for (const [k, w] of this.#windows) if (now - w.start >= 60_000) this.#windows.delete(k);
+    const w = this.#windows.get(source);
+    if (!w || now - w.start >= 60_000) {
+      this.#windows.set(source, { start: now, failures: 1 });
+      return 1;
+    }
+    w.failures += 1;
+    return w.failures;
+  }
+}
+
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const adapter = new HonoAdapter(serveStatic).setBasePath('/');
   const queues = options.queues.map((q) => {
@@ -64,13 +99,28 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   });
   createBullBoard({ queues, serverAdapter: adapter, options: { uiConfig: { boardTitle: options.title ?? 'collections-sync' } } });
 
-  const app = new Hono();
+  const guard = new LoginGuard(options.maxFailuresPerMin ?? 10);
+  const failureDelayMs = options.failureDelayMs ?? 500;
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  const sourceOf = (c: { env: HttpBindings }): string => c.env.incoming.socket.remoteAddress ?? '(unknown)';
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.use('*', async (c, next) => {
+    const wait = guard.heldFor(sourceOf(c));
+    if (wait > 0) return c.json({ detail: 'too many failed logins from this address; try again later' }, 429, { 'retry-after': String(wait) });
+    return next();
+  });
   app.use(
     '*',
     basicAuth({
       realm: 'collections-sync dashboard',
-      verifyUser: (username, password) => sameCredentials(username, password, options.username, options.password),
+      verifyUser: async (username, password, c) => {
+        if (sameCredentials(username, password, options.username, options.password)) return true;
+        const remoteAddress = sourceOf(c);
+        const failures = guard.failed(remoteAddress);
+        options.logger?.warn({ remoteAddress, username, failures }, 'dashboard: login failed');
+        await new Promise((resolve) => setTimeout(resolve, failureDelayMs));
+        return false;
+      },
     }),
   );
   app.use('*', async (c, next) => {
@@ -85,8 +135,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   });
 
   const listener = getRequestListener(app.fetch);
-  const server: Server = createServer((req, res) => void listener(req, res));
-  server.keepAliveTimeout = 5_000;
+  const server: Server = createBoundedServer((req, res) => void listener(req, res), options.limits);
   const host = options.host ?? '127.0.0.1';
   const listening = await listen(server, options.port, host);
   return { port: listening.port, url: `http://${host.includes(':') ? `[${host}]` : host}:${listening.port}/`, close: () => listening.close() };

@@ -2,8 +2,8 @@
  * The worker's ops port: `/healthz` (the process is up), `/readyz` (Redis reachable and workers not wedged),
  * `/metrics` (Prometheus text). Binds 0.0.0.0 in the container, 127.0.0.1 by default elsewhere.
  */
-import { createServer, type Server } from 'node:http';
-import { listen } from '../http-server.js';
+import type { Server } from 'node:http';
+import { createBoundedServer, listen, type ServerLimits } from '../http-server.js';
 import type { Registry } from 'prom-client';
 
 export interface Readiness {
@@ -18,6 +18,8 @@ export interface OpsServerOptions {
   readiness: () => Promise<Readiness>;
   /** Refreshes gauges (queue depth, cursor lag) before a scrape. */
   beforeScrape?: () => Promise<void>;
+  /** Connection bounds (SERVER_*: slow headers are cut at the headers timeout); default DEFAULT_SERVER_LIMITS. */
+  limits?: ServerLimits;
 }
 
 export interface OpsServer {
@@ -26,7 +28,7 @@ export interface OpsServer {
 }
 
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = createBoundedServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string): void => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -48,7 +50,6 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
         return send(500, 'application/json', JSON.stringify({ detail: (err as Error).message }));
       }
     })();
-  });
-  server.keepAliveTimeout = 5_000;
+  }, options.limits);
   return listen(server, options.port, options.host ?? '127.0.0.1');
 }

@@ -3,6 +3,7 @@
  * kept events, the calls queue and the metrics; QuickBooks change notifications request incremental runs. See server.ts for the HTTP side and events.ts for what is kept.
  */
 import type { App } from '../app.js';
+import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
@@ -21,6 +22,7 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
     host: o.host,
     signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,
     ratePerMin: env.WEBHOOK_RATE_PER_MIN,
+    limits: serverLimitsOf(env),
     logger: logger.child({ part: 'webhooks' }),
     secretOf: (id) => app.tenant(id)?.calls.webhookSecret,
     async accept(tenant, body, raw) {

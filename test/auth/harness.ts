@@ -49,6 +49,8 @@ export interface RigOptions {
   metrics?: AuthMetrics;
   requestToken?: CreateAuthOptions['requestToken'];
   hooks?: CreateAuthOptions['hooks'];
+  /** Seals the stored token (PLATFORM_TOKEN_KEY's cipher); absent: plain text. */
+  tokenBox?: CreateAuthOptions['tokenBox'];
   /** Run a refresh-token Worker with the real processor (omit for a process that only sends requests). */
   credentials?: (tenantId: string) => ClientCredentials | undefined;
   worker?: Partial<WorkerOptions>;
@@ -71,6 +73,7 @@ export async function buildRig(o: RigOptions): Promise<AuthRig> {
     ...(o.metrics ? { metrics: o.metrics } : {}),
     ...(o.requestToken ? { requestToken: o.requestToken } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),
+    ...(o.tokenBox ? { tokenBox: o.tokenBox } : {}),
   });
   let worker: Worker | undefined;
   let workerRedis: Redis | undefined;

@@ -307,3 +307,74 @@ describe('tenants file: one xero app, one secret', () => {
     expect(() => parseTenants(text, {})).not.toThrow(/\(c\)/);
   });
 });
+
+describe('tenants file: what it may read and where it may send (issue 28 item 5)', () => {
+  const tenant = (over: Record<string, unknown>) => ({
+    id: 'acme',
+    collections: { clientId: 'acme-client', clientSecret: 'x' },
+    platform: { kind: 'file', path: './data/acme' },
+    ...over,
+  });
+  const file = (...tenants: Record<string, unknown>[]) => JSON.stringify({ tenants });
+  const problem = (text: string, env: NodeJS.ProcessEnv = {}): string => {
+    try {
+      parseTenants(text, env, 'tenants.json');
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return '';
+  };
+
+  it("refuses ${VAR} naming the worker's own settings, naming tenant and field, and never reads them", () => {
+    const env = { PLATFORM_TOKEN_KEY: 'k'.repeat(44), REDIS_PASSWORD: 'redis-pass', DASHBOARD_PASSWORD: 'dash-pass-123', TOKEN_FINGERPRINT_KEY: 'fp-key-0123456789', COLLECTIONS_CLIENT_SECRET: 'cs', REDIS_URL_FILE: '/run/secrets/r', ACME_SECRET: 'fine' };
+    const msg = problem(
+      file(
+        tenant({ collections: { clientId: 'a', clientSecret: '${PLATFORM_TOKEN_KEY}' } }),
+        tenant({ id: 'beta', collections: { clientId: 'b', clientSecret: 'pre-${REDIS_PASSWORD}' }, calls: { webhookSecret: '${DASHBOARD_PASSWORD}' } }),
+        tenant({ id: 'gamma', collections: { clientId: 'g', clientSecret: '${TOKEN_FINGERPRINT_KEY}' }, platform: { kind: 'file', path: '${REDIS_URL_FILE}' } }),
+        tenant({ id: 'delta', collections: { clientId: 'd', clientSecret: '${COLLECTIONS_CLIENT_SECRET}' } }),
+        tenant({ id: 'epsilon', collections: { clientId: 'e', clientSecret: '${ACME_SECRET}' } }),
+      ),
+      env,
+    );
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.collections\.clientSecret: \$\{PLATFORM_TOKEN_KEY\} names a setting of the worker itself/);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.collections\.clientSecret: \$\{REDIS_PASSWORD\} names a setting/);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.calls\.webhookSecret: \$\{DASHBOARD_PASSWORD\} names a setting/);
+    expect(msg).toMatch(/tenants\[2\] \(gamma\)\.collections\.clientSecret: \$\{TOKEN_FINGERPRINT_KEY\} names a setting/);
+    expect(msg).toMatch(/tenants\[2\] \(gamma\)\.platform\.path: \$\{REDIS_URL_FILE\} names a setting/);
+    expect(msg).toMatch(/tenants\[3\] \(delta\)\.collections\.clientSecret: \$\{COLLECTIONS_CLIENT_SECRET\} names a setting/);
+    expect(msg).not.toMatch(/epsilon/);
+    for (const value of Object.values(env)) expect(msg).not.toContain(value);
+  });
+
+  it('refuses platform addresses that are not https://, except to this machine', () => {
+    const xero = (apiUrl: string, tokenUrl: string) => ({ kind: 'xero', clientId: 'x', clientSecret: 's', refreshToken: 'r', xeroTenantId: 'org', apiUrl, tokenUrl });
+    const qbo = (apiUrl: string, tokenUrl: string) => ({ kind: 'quickbooks', clientId: 'q', clientSecret: 's', refreshToken: 'r', realmId: '1', environment: 'sandbox', apiUrl, tokenUrl });
+    const msg = problem(
+      file(
+        tenant({ platform: xero('http://api.example.com/api.xro/2.0', 'http://identity.example.com/token') }),
+        tenant({ id: 'beta', collections: { clientId: 'b', clientSecret: 'x' }, platform: qbo('http://10.0.0.8', 'http://evil.example/token') }),
+      ),
+    );
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.platform\.apiUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.platform\.tokenUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.platform\.apiUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.platform\.tokenUrl: must be https:\/\//);
+    const local = parseTenants(
+      file(
+        tenant({ platform: xero('http://127.0.0.1:4011/api.xro/2.0', 'http://localhost:4011/token') }),
+        tenant({ id: 'beta', collections: { clientId: 'b', clientSecret: 'x' }, platform: qbo('http://[::1]:4012', 'https://oauth.example.com/token') }),
+      ),
+      {},
+    );
+    expect(local.tenants).toHaveLength(2);
+  });
+
+  it('names the line and column of a JSON error', () => {
+    const text = '{\n  "tenants": [\n    { "id": "acme" "collections": {} }\n  ]\n}';
+    const msg = problem(text);
+    expect(msg).toMatch(/tenants\.json: not valid JSON \(.* at line 3, column 20\)/);
+    expect(msg).not.toMatch(/position/);
+    expect(problem('{ "tenants": [')).toMatch(/at line 1, column 15\)/);
+  });
+});

@@ -1,6 +1,8 @@
+import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
+import { createLogger } from '../../src/logger.js';
 import { hideSecrets, startDashboard, type Dashboard } from '../../src/ops/dashboard.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
@@ -88,6 +90,28 @@ describe('the job dashboard', () => {
     expect(await rig.app.queues.sync.isPaused()).toBe(false);
     expect(await rig.app.queues.sync.getJobCounts('completed')).toEqual({ completed: 1 });
     expect(await probe.getWaitingCount()).toBe(1);
+  });
+
+  it('logs failed logins with the address and no password, and answers 429 to a source past its failures a minute', async () => {
+    let log = '';
+    const logger = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, done) => ((log += c.toString()), done()) }) });
+    const guarded = await startDashboard({ queues: [probe], port: 0, username: 'ops', password: new Secret(PASSWORD), logger, failureDelayMs: 10, maxFailuresPerMin: 3 });
+    try {
+      for (let i = 1; i <= 3; i += 1) expect((await fetch(`${guarded.url}api/queues`, { headers: auth('ops', `wrong-password-${i}`) })).status).toBe(401);
+      const held = await fetch(`${guarded.url}api/queues`, { headers: auth('ops', PASSWORD) });
+      expect(held.status).toBe(429);
+      expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+      const lines = log.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; remoteAddress?: string; username?: string });
+      const failed = lines.filter((l) => l.msg === 'dashboard: login failed');
+      expect(failed).toHaveLength(3);
+      for (const l of failed) expect(l).toMatchObject({ level: 40, remoteAddress: '127.0.0.1', username: 'ops' });
+      expect(log).not.toContain('wrong-password');
+      expect(log).not.toContain(PASSWORD);
+      // The hold is per dashboard and source: the other dashboard of this test still serves the right password.
+      expect((await fetch(`${dashboard.url}api/queues`, { headers: auth('ops', PASSWORD) })).status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('hides values under secret-like keys at any depth', () => {

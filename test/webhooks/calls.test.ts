@@ -135,7 +135,8 @@ describe('call webhooks settle unknown outcomes', () => {
     expect(await rig.app.queues.calls.getJobCounts('waiting', 'delayed', 'active', 'completed')).toEqual({ waiting: 0, delayed: 0, active: 0, completed: 0 });
     expect(await metric('refused')).toBe(6);
     expect(await metric('refused', '(unknown)')).toBe(2);
-    expect((await post('/webhooks/other', body, bearer())).status).toBe(404);
+    // Nothing else is served, and an unknown path says no more than a refused request (decision 0115).
+    expect((await post('/webhooks/other', body, bearer())).status).toBe(401);
   });
 
   it('settles exactly the calls whose answers were lost; a replayed event changes nothing', async () => {

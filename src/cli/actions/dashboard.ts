@@ -4,6 +4,7 @@ import { loadEnv } from '../../config/env.js';
 import { formatIssues } from '../../config/issues.js';
 import { Secret } from '../../config/secret.js';
 import { readSecretFiles, secret, secretKeys } from '../../config/secret-files.js';
+import { serverLimitsOf } from '../../http-server.js';
 import { createLogger } from '../../logger.js';
 import { startDashboard } from '../../ops/dashboard.js';
 import { closeQueues, createQueues } from '../../queues/index.js';
@@ -52,6 +53,7 @@ export async function dashboard(o: { port?: string; host: string }): Promise<voi
     username: settings.DASHBOARD_USER,
     password: new Secret(settings.DASHBOARD_PASSWORD),
     logger,
+    limits: serverLimitsOf(env),
   });
   out(`dashboard (read-only) at ${board.url} for queues under ${env.KEY_PREFIX}; user ${settings.DASHBOARD_USER}`);
   await new Promise<void>((resolve) => {
