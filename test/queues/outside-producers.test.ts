@@ -3,8 +3,12 @@
  * nothing but what `jobs contract --json` prints (queue, prefix, name), against a real worker and the simulator:
  * a good one runs and is recorded as asked; a wrong name, a `requestedAt` in seconds and a missing trigger fail
  * for good at once with a reason the producer can read; jobs added without options are trimmed by the worker's
- * bounds (decision 111); and the printed deduplication rule is the one the CLI's own jobs use.
+ * bounds (decision 111); the printed deduplication rule is the one the CLI's own jobs use; and README's Node
+ * example ("Enqueueing from other code") runs as written.
  */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobContract, OutsideJob, OutsideQueue } from '../../src/queues/contract.js';
@@ -130,6 +134,43 @@ describe('jobs from outside producers', () => {
     } finally {
       await queue.close();
       await dropPrefix(redis.url, prefix);
+    }
+  });
+
+  it('README\'s Node example runs as written (its prefix made this test\'s), and its job runs as an external one', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const section = readme.slice(readme.indexOf('\n### Enqueueing from other code\n'));
+    const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example, 'a js block in "Enqueueing from other code"').toBeDefined();
+    expect(example).toContain("prefix: 'cs:{sync}'");
+    // Its options are the printed ones.
+    const o = syncRun.options as { attempts: number; removeOnComplete: { count: number; age: number }; removeOnFail: { count: number; age: number } };
+    expect(example).toContain(`attempts: ${o.attempts},`);
+    expect(example).toContain(`removeOnComplete: { count: ${o.removeOnComplete.count}, age: ${o.removeOnComplete.age} }`);
+    expect(example).toContain(`removeOnFail: { count: ${o.removeOnFail.count}, age: ${o.removeOnFail.age} }`);
+    // Beside the project, so `bullmq` resolves from its node_modules as an app's would.
+    const dir = fileURLToPath(new URL('../../.tmp/', import.meta.url));
+    await mkdir(dir, { recursive: true });
+    const file = `${dir}readme-example-${process.pid}.mjs`;
+    await writeFile(file, example!.replace("prefix: 'cs:{sync}'", `prefix: ${JSON.stringify(sync.prefix)}`));
+    try {
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [file], { env: { ...process.env, REDIS_URL: redis.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const id = /^queued (\S+)$/m.exec(r.stdout)?.[1];
+      expect(id, r.stdout).toBeDefined();
+      const job = await finished((await outside.getJob(id!))!);
+      expect(job.failedReason, job.failedReason).toBeUndefined();
+      const run = (await rig.app.stores.runs.recent('acme', 20)).find((x) => x.runId === `run-${id!}`);
+      expect(run).toMatchObject({ mode: 'full', trigger: 'external', outcome: 'succeeded' });
+    } finally {
+      await rm(file, { force: true });
     }
   });
 });
