@@ -12,6 +12,7 @@ import { registerDashboard } from './cli/commands/dashboard.js';
 import { registerDemo } from './cli/commands/demo.js';
 import { registerCalls } from './cli/commands/calls.js';
 import { registerInspect } from './cli/commands/inspect.js';
+import { registerJobs } from './cli/commands/jobs.js';
 import { registerMigrateKeys } from './cli/commands/migrate-keys.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerDashboard(program);
   registerMigrateKeys(program);
+  registerJobs(program);
   finishHelp(program);
   return program;
 }

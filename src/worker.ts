@@ -12,7 +12,7 @@ import { checkTenantsNeeds, loadTenants, type TenantConfig, type TenantsFile } f
 import { ENTITIES } from './glossary.js';
 import { serverLimitsOf } from './http-server.js';
 import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
-import { ensureTickSchedules, QUEUES } from './queues/index.js';
+import { ensureTickSchedules, QUEUES, workerOptions } from './queues/index.js';
 import { globalKey, queuePrefix } from './redis/keys.js';
 import { tenantsNotMoved } from './redis/migrate-keys.js';
 import { startWebhooks, type WebhookServer } from './webhooks/index.js';
@@ -149,7 +149,7 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
         slot.progressAt = Date.now();
       }
     };
-    const worker = new Worker(QUEUES[slot.queue], counted, { ...settings, prefix: queuePrefix(env.KEY_PREFIX, QUEUES[slot.queue]), concurrency: concurrency[slot.queue] });
+    const worker = new Worker(QUEUES[slot.queue], counted, { ...settings, ...workerOptions(slot.queue), prefix: queuePrefix(env.KEY_PREFIX, QUEUES[slot.queue]), concurrency: concurrency[slot.queue] });
     track(worker, QUEUES[slot.queue]);
     return worker;
   };

@@ -69,7 +69,7 @@ async function tenantsFileExists(path: string, fromEnv: boolean, Err: new (messa
         `no tenants file at ${where}${fromEnv ? `; TENANTS_FILE ${process.env['TENANTS_FILE'] ? 'names it' : 'is not set and defaults to ./tenants.json'}` : ''}.`,
         'Set TENANTS_FILE to your tenants file, or create one: see "Tenants file" in the README. The smallest one:',
         '  {"tenants":[{"id":"acme","collections":{"clientId":"acme-client","clientSecret":"${ACME_SECRET}"},"platform":{"kind":"file","path":"./data/acme"}}]}',
-        'To try it with sample data: collections-sync demo (needs nothing), or see "Trying it by hand" in the README.',
+        'To try it with sample data: collections-sync demo (needs nothing), or follow docs/trying-by-hand.md.',
       ].join('\n'),
     );
   }

@@ -2,26 +2,21 @@
  * The queue layer: queues and their default options (here), the table of every job (jobs.ts), the producers
  * (producers.ts), the schedulers (schedulers.ts) and the one wrapper that makes a BullMQ processor of a job's
  * handler (processor.ts). Each queue has a BullMQ `prefix` of its own (`queuePrefix`: KEY_PREFIX's base and the
- * queue as a hash tag, so the queues spread over a Redis Cluster), never the ioredis keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months.
+ * queue as a hash tag, so the queues spread over a Redis Cluster), never the ioredis keyPrefix. Completed and failed jobs are trimmed so Redis does not grow for months (options.ts), whoever added them.
  */
-import { Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
+import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { queuePrefix } from '../redis/keys.js';
 import { QUEUES, type QueueName } from './names.js';
+import { DEFAULT_JOB_OPTIONS } from './options.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
 export { addJob, JOBS } from './jobs.js';
 export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
 export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
 export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
+export { DEFAULT_JOB_OPTIONS, KEEP_COMPLETED, KEEP_FAILED, workerOptions } from './options.js';
 export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';
-
-export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
-  attempts: 8,
-  backoff: { type: 'exponential', delay: 2_000 },
-  removeOnComplete: { count: 500, age: 7 * 24 * 3600 },
-  removeOnFail: { count: 2_000, age: 30 * 24 * 3600 },
-};
 
 export type Queues = Record<keyof typeof QUEUES, Queue>;
 

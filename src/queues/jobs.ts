@@ -12,18 +12,40 @@ import { callOverridesSchema, campaignIdSchema, overdueCriteriaSchema } from '..
 import { uuid } from '../collections/schemas.js';
 import { tenantIdSchema } from '../config/tenants.js';
 import { RUN_MODES } from '../glossary.js';
-import { jobId, QUEUES } from './names.js';
+import { idOf, jobId, QUEUES, type IdPart } from './names.js';
 
 export const syncModeSchema = z.enum(RUN_MODES);
 export type SyncMode = z.infer<typeof syncModeSchema>;
 
+/** The earliest and latest instants a job's time may name: a value outside is in another unit (decision 113). */
+const EPOCH_MS_MIN = Date.UTC(2000, 0, 1);
+const EPOCH_MS_MAX = Date.UTC(2100, 0, 1);
+
+/**
+ * An instant as epoch milliseconds (`Date.now()`). Seconds (Python's `time.time()`) are a thousand times too small
+ * and microseconds a thousand times too large: both are refused, never recorded as 1970 or the year 55,000.
+ */
+const epochMs = (what: string) =>
+  z
+    .number({ error: (iss) => (iss.input === undefined ? 'required: epoch milliseconds' : 'must be a number: epoch milliseconds') })
+    .int('must be a whole number of epoch milliseconds (Date.now(); in Python time.time_ns() // 1_000_000)')
+    .min(EPOCH_MS_MIN, `must be epoch milliseconds, from 2000-01-01 (${EPOCH_MS_MIN}); a value in seconds is a thousand times too small`)
+    .max(EPOCH_MS_MAX, `must be epoch milliseconds, at most 2100-01-01 (${EPOCH_MS_MAX}); microseconds or nanoseconds are too large`)
+    .describe(what);
+
+/** Who asks for a sync run (kept in the run history). `external`: code outside collections-sync (decision 112). */
+export const SYNC_TRIGGERS = ['schedule', 'cli', 'reconcile', 'api', 'webhook', 'test', 'external'] as const;
+
 const syncJobSchema = z.strictObject({
-  tenantId: tenantIdSchema,
-  mode: syncModeSchema,
-  /** Backfill from this date (YYYY-MM-DD) instead of the beginning; full mode only. */
-  since: z.iso.date().optional(),
-  trigger: z.enum(['schedule', 'cli', 'reconcile', 'api', 'webhook', 'test']).default('cli'),
-  requestedAt: z.number().int().positive(),
+  tenantId: tenantIdSchema.describe('a tenant id of the tenants file'),
+  mode: syncModeSchema.describe('incremental: what changed since the cursor; full: everything (a backfill, from `since` if given); reconcile: every invoice, cursors untouched; replay: the dead letters only'),
+  since: z.iso.date().optional().describe('with mode full: only records updated on or after this date (YYYY-MM-DD)'),
+  trigger: z
+    .enum(SYNC_TRIGGERS, {
+      error: (iss) => (iss.input === undefined ? `required: who asked for the run ("external" for jobs your own code adds)` : `must be one of ${SYNC_TRIGGERS.join(', ')} ("external" for jobs your own code adds)`),
+    })
+    .describe('who asked for the run, kept in the run history: "external" for jobs added by code outside collections-sync'),
+  requestedAt: epochMs('when the run was asked for, in epoch milliseconds (Date.now()); runs started for a request are found by it'),
 });
 
 const scheduleTickSchema = z.strictObject({
@@ -41,7 +63,7 @@ const campaignJobSchema = z.strictObject({
   ]),
   overrides: callOverridesSchema.default({}),
   dryRun: z.boolean().default(false),
-  requestedAt: z.number().int().positive(),
+  requestedAt: epochMs('when it was asked for (epoch milliseconds)'),
 });
 
 const singleCallJobSchema = z.strictObject({
@@ -49,19 +71,21 @@ const singleCallJobSchema = z.strictObject({
   campaignId: campaignIdSchema,
   contactUuid: uuid,
   overrides: callOverridesSchema.default({}),
-  requestedAt: z.number().int().positive(),
+  requestedAt: epochMs('when it was asked for (epoch milliseconds)'),
 });
 
 const webhookEventJobSchema = z.strictObject({
   tenantId: tenantIdSchema,
   /** The kept event's id (src/webhooks/events.ts): the job reads the event from there, so job data holds no payload. */
   eventId: z.string().min(1).max(256),
-  receivedAt: z.number().int().positive(),
+  receivedAt: epochMs('when the event was received (epoch milliseconds)'),
 });
+
+const REFRESH_ID: readonly IdPart<{ clientKey: string }>[] = ['refresh', { field: 'clientKey' }];
 
 /** The id of a client's refresh scheduler, and of its on-demand rotation while one waits. */
 export function refreshId(clientKey: string): string {
-  return jobId('refresh', clientKey);
+  return idOf(REFRESH_ID, { clientKey });
 }
 
 /** The id of the planned check of one token version of a client. */
@@ -76,10 +100,15 @@ export interface JobKind<S extends z.ZodType> {
   /** A custom job id: a repeat is dropped while the first is kept (bullmq #1337). */
   jobId?(data: z.output<S>): string;
   /**
-   * A deduplication id with `keepLastIfActive`: while one waits, repeats join it; while one runs, the latest
-   * repeat is kept as the single next job (so a request made during a run is not lost).
+   * The parts of a deduplication id (`idOf`) with `keepLastIfActive`: while one waits, repeats join it; while one
+   * runs, the latest repeat is kept as the single next job (so a request made during a run is not lost).
    */
-  dedupeId?(data: z.output<S>): string;
+  dedupe?: readonly IdPart<z.output<S>>[];
+  /**
+   * Code outside collections-sync may add this job (decision 110): `jobs contract` prints its queue, BullMQ prefix,
+   * name, the JSON Schema of its data, its deduplication rule and options, with this example.
+   */
+  outside?: { about: string; example: z.input<S> };
   /** The id of the job scheduler that produces it (one per owner: ensureSchedulers keeps them in step). */
   schedulerId?(data: z.output<S>): string;
   /** Retry and removal of an added job, over the queue's DEFAULT_JOB_OPTIONS. */
@@ -96,7 +125,11 @@ export const JOBS = {
     queue: 'sync',
     name: 'sync-run',
     schema: syncJobSchema,
-    dedupeId: (d) => jobId('sync', d.tenantId, d.mode, d.since ?? 'all'),
+    dedupe: ['sync', { field: 'tenantId' }, { field: 'mode' }, { field: 'since', absent: 'all' }],
+    outside: {
+      about: 'one sync run of one tenant (a backfill is mode "full", optionally with "since")',
+      example: { tenantId: 'acme', mode: 'full', since: '2026-01-01', trigger: 'external', requestedAt: Date.UTC(2026, 10, 27, 9) },
+    },
   }),
   /** A tenant's schedule ticked: enqueue a (deduplicated) sync run. Never deduplicated itself (bullmq #2954). */
   tick: kind({
@@ -110,7 +143,7 @@ export const JOBS = {
     queue: 'refreshToken',
     name: 'refresh-token',
     schema: refreshRequestSchema,
-    dedupeId: (d) => refreshId(d.clientKey),
+    dedupe: REFRESH_ID,
     schedulerId: (d) => refreshId(d.clientKey),
     options: { attempts: 8, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: true, removeOnFail: { count: 100 } },
     // A scheduled rotation that fails is not retried: the next tick comes soon, and a 401 asks on demand.
@@ -161,6 +194,11 @@ export function jobKind<K extends JobKey>(key: K): JobKind<z.ZodType<JobData<K>,
   return JOBS[key] as unknown as JobKind<z.ZodType<JobData<K>, JobInput<K>>>;
 }
 
+/** BullMQ's deduplication option of a job with `dedupe` parts (the one spelling of it: producers and the contract). */
+export function dedupeOf<D>(parts: readonly IdPart<D>[], data: D): { id: string; keepLastIfActive: true } {
+  return { id: idOf(parts, data), keepLastIfActive: true };
+}
+
 /** The job's data, or an error naming the job and the bad fields (never the values). */
 export function parseJobData<K extends JobKey>(key: K, data: unknown): JobData<K> {
   const parsed = jobKind(key).schema.safeParse(data);
@@ -179,7 +217,7 @@ export async function addJob<K extends JobKey>(queue: Queue, key: K, input: JobI
   const data = parseJobData(key, input);
   const options: JobsOptions = { ...spec.options };
   if (spec.jobId) options.jobId = spec.jobId(data);
-  if (spec.dedupeId) options.deduplication = { id: spec.dedupeId(data), keepLastIfActive: true };
+  if (spec.dedupe) options.deduplication = dedupeOf(spec.dedupe, data);
   if (delayMs !== undefined && delayMs > 0) options.delay = delayMs;
   const job = await queue.add(spec.name, data, options);
   return { job, data };

@@ -2,6 +2,7 @@
  * The one wrapper from a job's handler to a BullMQ processor (STYLE.md 3 and 4: data validated on arrival,
  * errors say whether to retry, job code never spells out BullMQ's idioms). `defineProcessor(key, handler)`:
  *
+ *   check job.name (the job table's)          a job of another name fails at once, never retried (decision 114)
  *   parse job.data (the job table's schema)   data that does not parse fails the job at once, never retried
  *   hold `options.lock` while the job runs    held elsewhere (a stalled copy of this job, another run of the
  *                                             tenant): the job waits as delayed; kept alive by `keepAlive`, whose
@@ -19,6 +20,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { keepAlive, type RedisLock } from '../redis/lock.js';
 import { jobKind, parseJobData, type JobData, type JobKey } from './jobs.js';
+import { QUEUES } from './names.js';
 
 /** How long a job whose lock is held elsewhere waits before it tries again. */
 const LOCK_BUSY_DELAY_MS = 2_000;
@@ -81,7 +83,12 @@ export function hopeless(reason: string, cause?: unknown): Error {
 
 export function defineProcessor<K extends JobKey, R>(key: K, handler: JobHandler<K, R>, options: ProcessorOptions<K> = {}): JobProcessor<R> {
   const name = jobKind(key).name;
+  const queue = QUEUES[jobKind(key).queue];
   const processor = async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+    // A name this processor does not run (`backfill` for `sync-run`) is a producer's mistake: it never runs as another job.
+    if (job.name !== name) {
+      throw new UnrecoverableError(`job ${job.id ?? '?'}: the ${queue} queue runs jobs named "${name}", not ${JSON.stringify(job.name ?? null)} (collections-sync jobs contract prints the jobs outside code may add)`);
+    }
     let data: JobData<K>;
     try {
       data = parseJobData(key, job.data);

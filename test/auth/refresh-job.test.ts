@@ -29,7 +29,7 @@ afterAll(async () => {
   await redis.stop();
 });
 
-const job = (data: unknown): Job => ({ id: 'j1', data }) as unknown as Job;
+const job = (data: unknown): Job => ({ id: 'j1', name: JOBS.refresh.name, data }) as unknown as Job;
 
 describe('refresh-token processor', () => {
   const calls: Array<{ clientKey: string; credentials: ClientCredentials; opts: RotateOptions }> = [];

@@ -88,8 +88,10 @@ describe('the command line', () => {
     expect(parseTenants(example!, { ACME_SECRET: 'x' }).tenants.map((t) => t.id)).toEqual(['acme']);
     const headings = (await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')).split('\n').filter((l) => l.startsWith('#')).map((l) => l.replace(/^#+\s*/, ''));
     const named = [...noFile.stderr.matchAll(/"([^"]+)" in the README/g)].map((m) => m[1]);
-    expect(named).toEqual(['Tenants file', 'Trying it by hand']);
+    expect(named).toEqual(['Tenants file']);
     for (const n of named) expect(headings).toContain(n);
+    expect(noFile.stderr).toContain('docs/trying-by-hand.md');
+    await readFile(fileURLToPath(new URL('../../docs/trying-by-hand.md', import.meta.url)), 'utf8');
     const unset = await cli(['status'], Object.fromEntries(Object.entries({ ...env, TENANTS_FILE: '' }).filter(([k]) => k !== 'TENANTS_FILE')));
     expect(unset.code).toBe(2);
     expect(unset.stderr).toMatch(/no tenants file at \.\/tenants\.json \(in .*\); TENANTS_FILE is not set and defaults to \.\/tenants\.json\./);

@@ -188,7 +188,7 @@ describe('the job table', () => {
     const schedule = new Queue(QUEUES.schedule, { connection: redis, prefix: testPrefix('p') });
     open.push(sync, schedule);
     await expect(requestSync(sync, 'Not A Tenant!', 'full')).rejects.toThrow(/invalid sync-run job data: tenantId/);
-    await expect(addJob(schedule, 'sync', { tenantId: 'acme', mode: 'full', requestedAt: 1 })).rejects.toThrow(/belongs on the sync queue, not schedule/);
+    await expect(addJob(schedule, 'sync', { tenantId: 'acme', mode: 'full', trigger: 'cli', requestedAt: Date.now() })).rejects.toThrow(/belongs on the sync queue, not schedule/);
     expect(await sync.count()).toBe(0);
     expect(await schedule.count()).toBe(0);
   });
