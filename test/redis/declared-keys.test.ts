@@ -7,15 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LuaScript, NOW_MS } from '../../src/redis/script.js';
-import { LUA_PACKED } from '../../src/state/packed.js';
-import { LUA_HELPERS } from '../../src/state/script.js';
+import { LuaScript } from '../../src/redis/script.js';
 import { runEveryScript } from '../helpers/every-script.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 
-/** A script's first own line (after the shared helpers), to find it by. */
+/** A script's file, to find it by. */
 function name(script: LuaScript | undefined): string | undefined {
-  return script?.source.replace(LUA_HELPERS, '').replace(LUA_PACKED, '').replace(NOW_MS, '').trim().split('\n')[0];
+  return script === undefined ? undefined : `src/${script.name}.lua`;
 }
 
 interface Seen {
