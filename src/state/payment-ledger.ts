@@ -1,6 +1,6 @@
 /**
  * What we know of each invoice's payments, to compute its outstanding amount: in the packed records
- * (src/state/packed.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
+ * (src/state/packed-codec.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
  * Versions before kept two HASHes per tenant, `ledger:<t>:pay` and `ledger:<t>:inv` (invoice id -> JSON list of
  * payment ids): read where an id is not packed yet, moved on write. Amounts travel as the strings JS wrote and
  * are summed in JS, never in Lua floats.

@@ -44,7 +44,7 @@ const STATUSES = ['DRAFT', 'AUTHORISED', 'PAID', 'VOIDED'] as const;
 const TEXTS = ['currencyCode', 'reference', 'notes', 'description', 'purchaseOrder'] as const;
 
 /**
- * The cells as a packed mirror segment (src/state/packed.ts): `C`, then per cell `varint(code) bytes`, trailing
+ * The cells as a packed mirror segment (src/state/packed-codec.ts): `C`, then per cell `varint(code) bytes`, trailing
  * nulls left off. Code 0 is null; otherwise code - 1 = 8 * (bytes) + kind (CELL). Cell 0 is the uuid part.
  */
 const CELL = {

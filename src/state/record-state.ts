@@ -43,7 +43,7 @@ const STRIP_OLD_HASHES = stateScript('state/lua/record-state-strip-old-hashes');
 
 const STRIP_HASHES = stateScript('state/lua/record-state-strip-hashes');
 
-/** An id-map segment (src/state/packed.ts) as a RecordState. */
+/** An id-map segment (src/state/packed-codec.ts) as a RecordState. */
 export function decodeIdSegment(seg: Buffer, key: string, id: string): RecordState {
   const r = readVarint(seg, 1);
   if (seg.length < 1 || !r || r[1] + r[0] > seg.length) throw new StateCorruptError(key, id, 'bad id-map segment');
