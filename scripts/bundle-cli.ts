@@ -20,10 +20,14 @@
  * the environment and a tenants file, building the stores and connecting: what a real run compiles, but the
  * reads), so a folder the CLI may not write to (the image's) has one from the start; the first real run replaces it
  * where it can write (with what the reads and the output compile too: 3-4% of a start).
+ *
+ * Both bundles embed the Lua scripts: src/redis/lua-files.ts, which reads a `.lua` file from disk, is replaced by a
+ * module holding the text of every file scripts/copy-lua.ts put in dist/src, so a bundle reads no file for its
+ * scripts and does not depend on where its chunks land.
  */
 import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -58,6 +62,36 @@ const externals: Plugin = {
   },
 };
 
+/** Every `.lua` file of dist/src by its name (path from dist/src, no `.lua`): what src/redis/lua-files.ts reads. */
+async function luaTexts(): Promise<Record<string, string>> {
+  const files = (await readdir(OUT, { recursive: true })).filter((f) => f.endsWith('.lua')).sort();
+  if (files.length === 0) throw new Error(`no .lua files in ${OUT}: scripts/copy-lua.ts copies them there (npm run build)`);
+  const out: Record<string, string> = {};
+  for (const f of files) out[f.split('\\').join('/').slice(0, -'.lua'.length)] = await readFile(join(OUT, f), 'utf8');
+  return out;
+}
+const LUA_READER = `${OUT}/redis/lua-files.js`;
+const LUA_TEXTS = JSON.stringify(await luaTexts());
+/** Replaces the Lua reader in a bundle; fails the build when a bundle holds the program but not the reader. */
+const embeddedLua: Plugin = {
+  name: 'embedded-lua',
+  setup(b) {
+    let embedded = false;
+    b.onLoad({ filter: /[\\/]lua-files\.js$/ }, (args) => {
+      if (args.path !== LUA_READER) return undefined;
+      embedded = true;
+      return {
+        contents: `const FILES = ${LUA_TEXTS};\nexport function readLuaFile(name) { return Object.hasOwn(FILES, name) ? FILES[name] : undefined; }\n`,
+        loader: 'js',
+      };
+    });
+    b.onEnd((r) => {
+      const holdsScripts = Object.keys(r.metafile?.inputs ?? {}).some((f) => f.endsWith('dist/src/redis/script.js'));
+      if (holdsScripts && !embedded) throw new Error(`a bundle holds src/redis/script.ts but not the embedded Lua (${LUA_READER} was never loaded)`);
+    });
+  },
+};
+
 const sharedOptions = {
   absWorkingDir: ROOT,
   bundle: true,
@@ -76,7 +110,7 @@ const result = await build({
   chunkNames: `${CHUNKS}/[name]-[hash]`,
   splitting: true,
   format: 'esm',
-  plugins: [externals],
+  plugins: [embeddedLua, externals],
   // CommonJS packages inlined in an ES module call require() for Node's own modules and their files.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
 });
@@ -107,7 +141,7 @@ const statusResult = await build({
   outfile: STATUS,
   format: 'cjs',
   write: false,
-  plugins: [statusOnly, externals],
+  plugins: [statusOnly, embeddedLua, externals],
   // A CommonJS script has no import.meta: our modules' import.meta.url is the bundle's own URL.
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: "var __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -26,14 +26,7 @@ import {
   type Target,
 } from './types.js';
 
-/** KEYS: the requests HASH. ARGV: field, state, value. Sets a request's record only when its state is still ARGV[2]. */
-const CAS_REQUEST = new LuaScript(`
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-if not v then return 0 end
-local ok, d = pcall(cjson.decode, v)
-if not ok or type(d) ~= 'table' or d.state ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1`, { numKeys: 1 });
+const CAS_REQUEST = new LuaScript('calls/lua/campaign-cas-request', { numKeys: 1 });
 
 export const ENTRY_STATES: readonly EntryState[] = ['planned', 'called', 'unknown', 'failed', 'cooldown', 'cancelled', 'confirmed', 'released'];
 

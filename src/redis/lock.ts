@@ -6,10 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LuaScript } from './script.js';
 
-/** KEYS: lock. ARGV: owner. */
-const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`, { numKeys: 1 });
-/** KEYS: lock. ARGV: owner, ttl ms. */
-const EXTEND = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`, { numKeys: 1 });
+const RELEASE = new LuaScript('redis/lua/lock-release', { numKeys: 1 });
+const EXTEND = new LuaScript('redis/lua/lock-extend', { numKeys: 1 });
 
 /**
  * A single-instance Redis lock: `SET key owner NX PX ttl`, released and extended only by its owner

@@ -54,7 +54,7 @@ export function decodeDay(days: number): string {
 }
 
 /**
- * A uuid as packed records keep it (src/state/packed.ts): `B` + its 16 bytes when canonical, else `T` + the text
+ * A uuid as packed records keep it (src/state/packed-codec.ts): `B` + its 16 bytes when canonical, else `T` + the text
  * as given (a text that reads as a compact uuid is refused, as encodeUuid does). Written straight from the hex
  * digits into one buffer: this runs for every record a sync writes.
  */

@@ -47,13 +47,7 @@ export const checkpointSchema = z.object({
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 
-/** HSET field to ARGV[2] only if it still holds ARGV[1] ('' = absent). */
-const CHECK_AND_SET = stateScript(`
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if (cur or '') ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 1
-`);
+const CHECK_AND_SET = stateScript('state/lua/cursors-check-and-set');
 
 export type AdvanceWhich = 'both' | 'readPosition' | 'highWater';
 

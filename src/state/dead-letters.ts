@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, stateScript } from './script.js';
+import { stateScript } from './script.js';
 import { parseJson, StateCorruptError } from './stored.js';
 
 /** Stored `record` / `detail` larger than this (JSON bytes) are cut, with a note. */
@@ -69,85 +69,11 @@ export function deadLetterKey(ref: { entity: Entity; platformId?: string | undef
 const pad = (at: number): string => String(at).padStart(15, '0');
 const entityIndex = (e: Entity): number => ENTITIES.indexOf(e) + 1;
 
-// KEYS: hash, all, contacts, invoices, payments. Shared: parse the stored prefix or fail naming the field.
-const LUA_HEAD = `${LUA_HELPERS}
-local function head(k, v)
-  local a, f, t = string.match(v, '^(%d+)|(%d+)|(%d+)|')
-  if not a then corrupt(KEYS[1], k) end
-  return tonumber(a), f, t
-end
-local function unindex(k, t)
-  local m = t .. '|' .. k
-  for i = 2, #KEYS do redis.call('ZREM', KEYS[i], m) end
-end
-`;
-
-/** ARGV: (key, entity index, padded at, json) groups. */
-const ADD = stateScript(`${LUA_HEAD}
-for i = 1, #ARGV, 4 do
-  local k, e, at, json = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local attempts, first = 1, at
-  local old = redis.call('HGET', KEYS[1], k)
-  if old then
-    local a, f, t = head(k, old)
-    attempts, first = a + 1, f
-    unindex(k, t)
-  end
-  redis.call('HSET', KEYS[1], k, attempts .. '|' .. first .. '|' .. at .. '|' .. json)
-  redis.call('ZADD', KEYS[2], 0, at .. '|' .. k)
-  redis.call('ZADD', KEYS[2 + e], 0, at .. '|' .. k)
-end
-return #ARGV / 4
-`);
-
-/** ARGV: keys. Returns how many existed. */
-const REMOVE = stateScript(`${LUA_HEAD}
-local n = 0
-for _, k in ipairs(ARGV) do
-  local old = redis.call('HGET', KEYS[1], k)
-  if old then
-    local _, _, t = head(k, old)
-    unindex(k, t)
-    redis.call('HDEL', KEYS[1], k)
-    n = n + 1
-  end
-end
-return n
-`);
-
-/** KEYS: hash, zset. ARGV: 'rev' or 'fwd', min, max, offset, limit. Returns [member, value, ...]. */
-const RANGE = stateScript(`
-local members
-if ARGV[1] == 'rev' then
-  members = redis.call('ZREVRANGEBYLEX', KEYS[2], ARGV[3], ARGV[2], 'LIMIT', ARGV[4], ARGV[5])
-else
-  members = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[2], ARGV[3], 'LIMIT', ARGV[4], ARGV[5])
-end
-local out = {}
-for _, m in ipairs(members) do
-  local v = redis.call('HGET', KEYS[1], string.sub(m, 17))
-  out[#out + 1] = m
-  out[#out + 1] = v or ''
-end
-return out
-`);
-
-/** KEYS: hash, all, contacts, invoices, payments. ARGV: padded cutoff, limit. Removes entries last tried before the cutoff. */
-const PRUNE = stateScript(`${LUA_HEAD}
-local members = redis.call('ZRANGEBYLEX', KEYS[2], '-', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, m in ipairs(members) do
-  local k = string.sub(m, 17)
-  for i = 2, #KEYS do redis.call('ZREM', KEYS[i], m) end
-  redis.call('HDEL', KEYS[1], k)
-end
-return #members
-`);
-
-const COUNTS = stateScript(`
-local out = { redis.call('HLEN', KEYS[1]) }
-for i = 3, #KEYS do out[#out + 1] = redis.call('ZCARD', KEYS[i]) end
-return out
-`);
+const ADD = stateScript('state/lua/dead-letters-add');
+const REMOVE = stateScript('state/lua/dead-letters-remove');
+const RANGE = stateScript('state/lua/dead-letters-range');
+const PRUNE = stateScript('state/lua/dead-letters-prune');
+const COUNTS = stateScript('state/lua/dead-letters-counts');
 
 export interface DeadLetterCounts {
   total: number;

@@ -19,23 +19,7 @@ export interface IntentEntry extends Intent {
   platformId: string;
 }
 
-/**
- * Begins the intents of ids that have none; an intent already there is left as it was and returned (its name
- * is the one a lookup must use). ARGV: id, value pairs. Returns id, old value pairs of the intents found.
- */
-const BEGIN_MANY = stateScript(`
-local found = {}
-for i = 1, #ARGV, 2 do
-  local old = redis.call('HGET', KEYS[1], ARGV[i])
-  if old then
-    found[#found + 1] = ARGV[i]
-    found[#found + 1] = old
-  else
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-  end
-end
-return found
-`);
+const BEGIN_MANY = stateScript('state/lua/intents-begin-many');
 
 /**
  * The stored JSON of an intent, its fields in the schema's order (the text zod's parse wrote before). A value

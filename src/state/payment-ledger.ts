@@ -1,6 +1,6 @@
 /**
  * What we know of each invoice's payments, to compute its outstanding amount: in the packed records
- * (src/state/packed.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
+ * (src/state/packed-codec.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
  * Versions before kept two HASHes per tenant, `ledger:<t>:pay` and `ledger:<t>:inv` (invoice id -> JSON list of
  * payment ids): read where an id is not packed yet, moved on write. Amounts travel as the strings JS wrote and
  * are summed in JS, never in Lua floats.
@@ -8,7 +8,8 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { stateKey } from './keys.js';
-import { getRecords, idOf, PACKED_PRELUDE, packedKey, packedMap } from './packed.js';
+import { getRecords, packedKey, packedMap } from './packed.js';
+import { idOf } from './packed-codec.js';
 import { stateScript } from './script.js';
 import { parseValue } from './stored.js';
 
@@ -33,80 +34,8 @@ const payValueSchema = z
   })
   .pipe(z.object({ deleted: z.boolean(), amount: amountSchema, invoiceId: z.string().min(1) }));
 
-/**
- * The ledger is the third segment of packed records (src/state/packed.ts): a payment's `deleted|amount|invoiceId`,
- * an invoice's payment ids. KEYS: the payments' packed map and its old hashes, then the invoices'. ARGV[1], ARGV[2]:
- * their specs.
- */
-const LUA_LEDGER = `${PACKED_PRELUDE}
-local P = pmap(ARGV[1])
-local I = pmap(ARGV[2])
-local function parse(id, v)
-  local d, a, inv = string.match(v, '^([01])|([^|]+)|(.+)$')
-  if not d then corrupt(P.key, id) end
-  return d, a, unpk(inv)
-end
-`;
-
-/** ARGV[3..]: (paymentId, invoiceId, amount, deleted) quads. */
-const SET_MANY = stateScript(`${LUA_LEDGER}
-for i = 3, #ARGV, 4 do
-  local pid, inv, amount, deleted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local hp = redit(P, pid)
-  if hp.t[3] then
-    local _, _, oldInv = parse(pid, hp.t[3])
-    if oldInv ~= inv then
-      local ho = redit(I, oldInv)
-      local kept = {}
-      for _, p in ipairs(ldec(I.key, oldInv, ho.t[3] or '')) do if p ~= pid then kept[#kept + 1] = p end end
-      ho.t[3] = #kept > 0 and lenc(kept) or false
-      rsave(I, ho)
-    end
-  end
-  hp.t[3] = deleted .. '|' .. amount .. '|' .. pk(inv)
-  rsave(P, hp)
-  local hi = redit(I, inv)
-  local l = ldec(I.key, inv, hi.t[3] or '')
-  local found = false
-  for _, p in ipairs(l) do if p == pid then found = true break end end
-  if not found then
-    l[#l + 1] = pid
-    hi.t[3] = lenc(l)
-    rsave(I, hi)
-  end
-end
-pflush(P)
-pflush(I)
-return (#ARGV - 2) / 4
-`);
-
-/**
- * ARGV[3..]: invoice ids. Per invoice: false (no payments known) or the live amounts; an empty list when no invoice
- * of the tenant has a payment (the map's count of ledger segments is 0 and no old ledger is left: a first sync's
- * invoices, before its payments, cost no walk of their buckets).
- */
-const TOTALS = stateScript(`${LUA_LEDGER}
-if I.c[3] == 0 and #I.olds == 0 then return {} end
-local out = {}
-for i = 3, #ARGV do
-  local inv = ARGV[i]
-  local t = rget(I, inv)
-  if t and t[3] then
-    local amounts = {}
-    for _, pid in ipairs(ldec(I.key, inv, t[3])) do
-      local p = rget(P, pid)
-      if p and p[3] then
-        local d, a = parse(pid, p[3])
-        if d == '0' then amounts[#amounts + 1] = a end
-      end
-    end
-    out[i - 2] = amounts
-  else
-    out[i - 2] = false
-  end
-end
-return out
-`);
+const SET_MANY = stateScript('state/lua/payment-ledger-set-many');
+const TOTALS = stateScript('state/lua/payment-ledger-totals');
 
 /** An invoice's payment amounts as TOTALS answers them (made once: a zod schema is dear to build, and this is per invoice). */
 const amountsSchema = z.array(amountSchema);

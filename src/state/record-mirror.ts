@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { contactRecordSchema, invoiceRecordSchema } from '../platforms/records.js';
 import { decodeDay, decodeUuid, encodeDay, formatUuid, hexInto, uuidPart } from './compact.js';
-import { getRecords, PACKED_PRELUDE, packedKey, packedMap, readVarint, scanRecords, type Segments } from './packed.js';
+import { getRecords, packedKey, packedMap, scanRecords } from './packed.js';
+import { readVarint, type Segments } from './packed-codec.js';
 import { decodeIdSegment, type RecordState } from './record-state.js';
 import { stateScript } from './script.js';
 import { stateKey } from './keys.js';
@@ -43,7 +44,7 @@ const STATUSES = ['DRAFT', 'AUTHORISED', 'PAID', 'VOIDED'] as const;
 const TEXTS = ['currencyCode', 'reference', 'notes', 'description', 'purchaseOrder'] as const;
 
 /**
- * The cells as a packed mirror segment (src/state/packed.ts): `C`, then per cell `varint(code) bytes`, trailing
+ * The cells as a packed mirror segment (src/state/packed-codec.ts): `C`, then per cell `varint(code) bytes`, trailing
  * nulls left off. Code 0 is null; otherwise code - 1 = 8 * (bytes) + kind (CELL). Cell 0 is the uuid part.
  */
 const CELL = {
@@ -332,21 +333,7 @@ function unpack(entity: Entity, id: string, cells: Cell[]): Record<string, unkno
   return out;
 }
 
-/**
- * Shares the uuid with the id map: a mirror put whose uuid is the record's id-map uuid stores `=` instead (the
- * uuid once a record); before the id map's uuid changes, SET_MANY of the id map writes it back (`unshare`).
- * ARGV: the packed map's spec, then (id, `C` segment) pairs.
- */
-const PUT_MANY = stateScript(`${PACKED_PRELUDE}
-local m = pmap(ARGV[1])
-for i = 2, #ARGV, 2 do
-  local h = redit(m, ARGV[i])
-  setmirror(m, h, ARGV[i + 1])
-  rsave(m, h)
-end
-pflush(m)
-return (#ARGV - 1) / 2
-`);
+const PUT_MANY = stateScript('state/lua/record-mirror-put-many');
 
 export class RecordMirror {
   constructor(

@@ -8,9 +8,10 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ENTITIES, type Entity } from '../glossary.js';
 import { stateKey } from './keys.js';
-import { LUA_HELPERS, stateScript } from './script.js';
+import { stateScript } from './script.js';
 import { decodeHash, decodeUuid, formatUuid, hashPart, uuidPart } from './compact.js';
-import { getRecords, PACKED_PRELUDE, countRecords, packedKey, packedMap, readVarint, scanRecords } from './packed.js';
+import { getRecords, countRecords, packedKey, packedMap, scanRecords } from './packed.js';
+import { readVarint } from './packed-codec.js';
 import { pairs, parseValue, StateCorruptError } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
@@ -36,90 +37,13 @@ export interface RecordStateWrite extends RecordStateEntry {
   mirror?: Buffer;
 }
 
-/**
- * Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
- * Entries for the same id within one call apply in order. ARGV: the packed map's spec, the number of quads,
- * then id, uuid part, hash part, mirror segment quads ('' = keep; a part is `B` + bytes or `T` + text; the mirror
- * as RecordMirror writes it), then the ids whose intents end (KEYS' last: the tenant's intents) once the id-map
- * entries are written.
- */
-const SET_MANY = stateScript(`${PACKED_PRELUDE}
-local m = pmap(ARGV[1])
-local quads = tonumber(ARGV[2])
-local seen, written = {}, 0
-for i = 1, quads do
-  local id, nu, nh, ms = ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1], ARGV[4 * i + 2]
-  local h = redit(m, id)
-  local f, u, hh = idparts(m.key, id, h.t[1])
-  if nu ~= '' then
-    local bin = string.sub(nu, 1, 1) == 'B' and 1 or 0
-    local v = string.sub(nu, 2)
-    if u ~= '' and (v ~= u or bin ~= f % 2) then unshare(m.key, id, h.t) end
-    f = f - f % 2 + bin
-    u = v
-  end
-  if nh ~= '' then
-    f = f % 2 + (string.sub(nh, 1, 1) == 'B' and 2 or 0)
-    hh = string.sub(nh, 2)
-  end
-  h.t[1] = idseg(f, u, hh)
-  if ms ~= '' then setmirror(m, h, ms) end
-  rsave(m, h)
-  if not seen[id] then seen[id] = true; written = written + 1 end
-end
-pflush(m)
-local ended = {}
-for i = 4 * quads + 3, #ARGV do ended[#ended + 1] = ARGV[i] end
-if #ended > 0 then chunked('HDEL', KEYS[#KEYS], ended) end
-return written
-`);
+const SET_MANY = stateScript('state/lua/record-state-set-many');
 
-/** Drops the hash side of the given fields of an old id map, keeping the uuid; a field left empty is deleted. */
-const STRIP_OLD_HASHES = stateScript(`${LUA_HELPERS}
-for _, id in ipairs(ARGV) do
-  local old = redis.call('HGET', KEYS[1], id)
-  if old then
-    local bar = string.find(old, '|', 1, true)
-    if not bar then corrupt(KEYS[1], id) end
-    local uuid = string.sub(old, 1, bar - 1)
-    if uuid == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, uuid .. '|') end
-  end
-end
-return #ARGV
-`);
+const STRIP_OLD_HASHES = stateScript('state/lua/record-state-strip-old-hashes');
 
-/**
- * Drops the hash side of the id maps of the packed records in buckets [ARGV[2], ARGV[2] + ARGV[3]): { next
- * bucket (-1: done), hashes dropped }.
- */
-const STRIP_HASHES = stateScript(`${PACKED_PRELUDE}
-local m = pmap(ARGV[1])
-local b, width = tonumber(ARGV[2]), tonumber(ARGV[3])
-local total = m.n0 + m.split
-local last = math.min(b + width, total)
-local n = 0
-while b < last do
-  local bk = bucket(m, b)
-  local ks = bentries(bk)
-  for _, k in ipairs(ks) do
-    if bget(bk, k) then
-      local id = unpk(k)
-      local h = redit(m, id)
-      local f, u, hh = idparts(m.key, id, h.t[1])
-      if hh ~= '' then
-        h.t[1] = idseg(f % 2, u, '')
-        rsave(m, h)
-        n = n + 1
-      end
-    end
-  end
-  b = b + 1
-end
-pflush(m)
-return { b < total and b or -1, n }
-`);
+const STRIP_HASHES = stateScript('state/lua/record-state-strip-hashes');
 
-/** An id-map segment (src/state/packed.ts) as a RecordState. */
+/** An id-map segment (src/state/packed-codec.ts) as a RecordState. */
 export function decodeIdSegment(seg: Buffer, key: string, id: string): RecordState {
   const r = readVarint(seg, 1);
   if (seg.length < 1 || !r || r[1] + r[0] > seg.length) throw new StateCorruptError(key, id, 'bad id-map segment');

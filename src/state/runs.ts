@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { RUN_MODES } from '../glossary.js';
 import { stateKey } from './keys.js';
 import { stateScript } from './script.js';
-import { pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
+import { hgetallFlat, pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
 
 export const RUNS_KEPT = 100;
 export const RUN_ERRORS_KEPT = 100;
@@ -67,59 +67,11 @@ export const runRecordSchema = runStartSchema.extend({
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
-/** KEYS: index, run. ARGV: runId, startedAt, meta, keep. Returns the ids beyond the newest `keep`, for TRIM. */
-const START = stateScript(`
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], 'meta', ARGV[3])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
-if excess <= 0 then return {} end
-return redis.call('ZRANGE', KEYS[1], 0, excess - 1)
-`);
-
-/**
- * KEYS: index, then run keys. ARGV: keep, then the run id of each run key. Deletes each run still beyond the
- * newest `keep` (or no longer in the index), so a run started meanwhile under a trimmed id is kept.
- */
-const TRIM = stateScript(`
-local keep = tonumber(ARGV[1])
-for i = 2, #KEYS do
-  local rank = redis.call('ZREVRANK', KEYS[1], ARGV[i])
-  if not rank or rank >= keep then
-    redis.call('DEL', KEYS[i])
-    redis.call('ZREM', KEYS[1], ARGV[i])
-  end
-end
-return 1
-`);
-
-/** KEYS: run. ARGV: 'set' | 'incr', then field/value pairs. Only on a run that exists (never resurrects one). */
-const PATCH = stateScript(`
-if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
-for i = 2, #ARGV, 2 do
-  if ARGV[1] == 'incr' then redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
-  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-end
-return 1
-`);
-
-/**
- * KEYS: run, last success. ARGV: the last-success mark to set ('' for none: a failed run), then field/value pairs.
- * Only on a run that exists, like PATCH; the mark is written with the run's end, so the two never disagree.
- */
-const FINISH = stateScript(`
-if redis.call('HEXISTS', KEYS[1], 'meta') == 0 then return 0 end
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-if ARGV[1] ~= '' then redis.call('SET', KEYS[2], ARGV[1]) end
-return 1
-`);
-
-/** KEYS: run keys. Returns each run's [field, value, ...] (empty for a run trimmed since its id was read). */
-const READ = stateScript(`
-local out = {}
-for i, k in ipairs(KEYS) do out[i] = redis.call('HGETALL', k) end
-return out
-`);
+const START = stateScript('state/lua/runs-start');
+const TRIM = stateScript('state/lua/runs-trim');
+const PATCH = stateScript('state/lua/runs-patch');
+const FINISH = stateScript('state/lua/runs-finish');
+const READ = stateScript('state/lua/runs-read');
 
 function capped(list: readonly string[], keep: number, maxChars = Infinity): string {
   const items = list.slice(0, keep).map((s) => (s.length > maxChars ? `${s.slice(0, maxChars)}...` : s));
@@ -204,7 +156,7 @@ export class RunStore {
 
   async get(tenant: string, runId: string): Promise<RunRecord | undefined> {
     const k = this.runKey(tenant, runId);
-    const flat = await this.redis.call('HGETALL', k);
+    const flat = await hgetallFlat(this.redis, k);
     return this.decode(k, flat);
   }
 

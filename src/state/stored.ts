@@ -51,9 +51,14 @@ export function pairs(flat: string[]): [string, string][] {
   return out;
 }
 
+/** HGETALL's reply as Redis sends it, `[field, value, ...]` (ioredis' `hgetall` makes an object of it). */
+export async function hgetallFlat(client: Redis, key: string): Promise<unknown> {
+  return client.call('HGETALL', key);
+}
+
 /** HGETALL as field/value pairs (a flat reply, so a field named `__proto__` stays a plain field). */
 export async function hgetallPairs(redis: Redis, key: string): Promise<[string, string][]> {
-  const flat = await redis.call('HGETALL', key);
+  const flat = await hgetallFlat(redis, key);
   if (!Array.isArray(flat) || !flat.every((v): v is string => typeof v === 'string')) {
     throw new StateCorruptError(key, undefined, 'HGETALL did not return strings');
   }

@@ -8,7 +8,8 @@ import { ENTITIES } from '../../src/glossary.js';
 import { encodeHash, encodeUuid } from '../../src/state/compact.js';
 import { stateKey } from '../../src/state/keys.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
-import { idOf, packedKey, readVarint, scanRecords } from '../../src/state/packed.js';
+import { packedKey, scanRecords } from '../../src/state/packed.js';
+import { idOf, readVarint } from '../../src/state/packed-codec.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';
 

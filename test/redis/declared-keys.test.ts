@@ -2,20 +2,31 @@
  * Every Lua script receives every key it touches as KEYS (a script that builds a key name inside Lua breaks on
  * Redis Cluster, which routes a script by its KEYS). Watched with MONITOR: each command a script runs shows as
  * `lua` right after the EVAL/EVALSHA that ran it, and Redis's own COMMAND GETKEYS names that command's keys.
- * Every script made by our code (LuaScript.made) is run here, so a new one cannot slip past.
+ * Every script made by our code (LuaScript.made) is run here, so a new one cannot slip past. And every `.lua` file
+ * (scripts and includes, resolved by src/redis/lua-loader.ts) compiles on Redis (SCRIPT LOAD), every script file
+ * is made by exactly one LuaScript, and no TypeScript of src/ or jobs/ holds Lua.
  */
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LuaScript, NOW_MS } from '../../src/redis/script.js';
-import { LUA_PACKED } from '../../src/state/packed.js';
-import { LUA_HELPERS } from '../../src/state/script.js';
+import { readLuaFile } from '../../src/redis/lua-files.js';
+import { resolveLua } from '../../src/redis/lua-loader.js';
+import { LuaScript } from '../../src/redis/script.js';
 import { runEveryScript } from '../helpers/every-script.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 
-/** A script's first own line (after the shared helpers), to find it by. */
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Files under `dir` of the repository whose name ends with `ext`, as paths from `dir`. */
+async function filesOf(dir: string, ext: string): Promise<string[]> {
+  return (await readdir(`${REPO}${dir}`, { recursive: true })).filter((f) => f.endsWith(ext)).sort();
+}
+
+/** A script's file, to find it by. */
 function name(script: LuaScript | undefined): string | undefined {
-  return script?.source.replace(LUA_HELPERS, '').replace(LUA_PACKED, '').replace(NOW_MS, '').trim().split('\n')[0];
+  return script === undefined ? undefined : `src/${script.name}.lua`;
 }
 
 interface Seen {
@@ -98,4 +109,41 @@ describe('Lua scripts and their keys', () => {
     const never = [...LuaScript.made].filter((s) => !ran.has(s.sha)).map(name);
     expect(never, 'scripts this test never ran: run them in runEveryScript').toEqual([]);
   });
+
+  it('every .lua file resolves and compiles on Redis (SCRIPT LOAD), as the SHA its LuaScript runs by', async () => {
+    // Every room's scripts are made: test/helpers/every-script.ts imports them all.
+    const byName = new Map([...LuaScript.made].map((s) => [s.name, s]));
+    // An include is compiled on its own too (a script that includes it may not exist yet), with every define declared.
+    const defines = Object.assign({}, ...[...LuaScript.made].map((s) => s.defines)) as Record<string, number>;
+    const names = (await filesOf('src', '.lua')).map((f) => f.slice(0, -'.lua'.length));
+    expect(names.length).toBeGreaterThan(40);
+    const failed: string[] = [];
+    for (const name of names) {
+      const script = byName.get(name);
+      const text = script?.source ?? resolveLua(name, readLuaFile, defines);
+      try {
+        const sha = await redis.script('LOAD', text);
+        if (script && sha !== script.sha) failed.push(`src/${name}.lua: Redis's SHA ${String(sha)} is not ${script.sha}`);
+      } catch (err) {
+        failed.push(`src/${name}.lua: ${(err as Error).message}`);
+      }
+    }
+    expect(failed).toEqual([]);
+    // A script is a file outside includes/, made by one LuaScript; a LuaScript names a file.
+    const scripts = names.filter((n) => !n.split('/').includes('includes'));
+    expect([...byName.keys()].sort()).toEqual(scripts);
+    expect(byName.size).toBe(LuaScript.made.size);
+  });
+
+  it('no TypeScript of src/ or jobs/ holds Lua: every script is a .lua file', async () => {
+    const lua = /\bredis\.p?call\s*\(|\bKEYS\[\d|\bARGV\[\d/;
+    const holding: string[] = [];
+    for (const dir of ['src', 'jobs']) {
+      for (const f of await filesOf(dir, '.ts')) {
+        if (lua.test(await readFile(`${REPO}${dir}/${f}`, 'utf8'))) holding.push(`${dir}/${f}`);
+      }
+    }
+    expect(holding).toEqual([]);
+  });
 });
+

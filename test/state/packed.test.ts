@@ -5,7 +5,8 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { LOAD, packedCounts, packOldEntries, scanRecords } from '../../src/state/packed.js';
+import { packedCounts, packOldEntries, scanRecords } from '../../src/state/packed.js';
+import { LOAD } from '../../src/state/packed-codec.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { numberTextLength, RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';

@@ -37,37 +37,8 @@ export interface StoredTokens {
   state: StoredState;
 }
 
-/** Starts the chain, or restarts it when the tenants file names a refresh token never seen before. KEYS: oauth. ARGV: fingerprint, state. */
-const SEED = new LuaScript(`
-local v = redis.call('HGET', KEYS[1], 'v')
-if not v then
-  redis.call('HSET', KEYS[1], 'v', '1', 'seed', ARGV[1], 'seen', ARGV[1], 'state', ARGV[2])
-  return 1
-end
-local seed = redis.call('HGET', KEYS[1], 'seed')
-if seed == ARGV[1] then return 0 end
-local seen = redis.call('HGET', KEYS[1], 'seen') or ''
-for fp in string.gmatch(seen, '%S+') do
-  if fp == ARGV[1] then return 0 end
-end
-local list = ARGV[1] .. ' ' .. seen
-if string.len(list) > 4000 then list = string.sub(list, 1, 4000) end
-redis.call('HSET', KEYS[1], 'v', tostring(tonumber(v) + 1), 'seed', ARGV[1], 'seen', list, 'state', ARGV[2])
-return 2
-`, { numKeys: 1 });
-
-/**
- * Writes a new state only while ARGV[1] holds the lock KEYS[2] (an empty ARGV[1]: lock or not, see `commitAt`) and
- * the version is still ARGV[2]. KEYS: oauth, lock.
- */
-const COMMIT = new LuaScript(`
-if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
-local v = redis.call('HGET', KEYS[1], 'v')
-if v ~= ARGV[2] then return -2 end
-local next = tonumber(v) + 1
-redis.call('HSET', KEYS[1], 'v', tostring(next), 'state', ARGV[3])
-return next
-`, { numKeys: 2 });
+const SEED = new LuaScript('platforms/oauth/lua/tokens-seed', { numKeys: 1 });
+const COMMIT = new LuaScript('platforms/oauth/lua/tokens-commit', { numKeys: 2 });
 
 /** The platforms whose tokens are kept: the first word of their keys. */
 export type OAuthPlatformKind = 'xero' | 'quickbooks';
