@@ -54,6 +54,8 @@ export class StartGuard {
 
   /** Waits for a step, unless the start is aborted first (then throws; the step is left to end on its own). */
   async step<T>(promise: Promise<T>): Promise<T> {
+    // A step left behind still settles; its failure then is no one's to report.
+    void promise.catch(() => undefined);
     this.check();
     const signal = this.signal;
     if (!signal) return promise;

@@ -11,9 +11,11 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../../src/queues/index.js';
 import { queuePrefix } from '../../src/redis/keys.js';
+import { startWorker } from '../../src/worker.js';
+import { StartAborted, StartError } from '../../src/worker/start-guard.js';
 import { spawnWorker, type ChildWorker } from '../helpers/child-worker.js';
 import { freePort, spawnRedis, testPrefix, type SpawnedRedis } from '../helpers/redis.js';
-import { tenantsJson } from '../helpers/rig.js';
+import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -153,4 +155,52 @@ describe('a signal while the worker waits for Redis at start', () => {
     expect((JSON.parse(last) as { msg?: string }).msg).toMatch(/^stopped: SIGTERM came while the worker was starting/);
     expect(child.output()).not.toContain('Unhandled error event');
   }, 15_000);
+});
+
+describe('startWorker in this process', () => {
+  let redis: SpawnedRedis;
+  let rig: Rig;
+
+  beforeAll(async () => {
+    redis = await spawnRedis({ appendonly: false });
+    rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0' }, worker: false });
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await redis?.stop();
+  });
+
+  const workersOn = async (): Promise<number> => (await Promise.all(Object.values(rig.app.queues).map((q) => q.getWorkers()))).flat().length;
+
+  /** Whether a port on 127.0.0.1 is free again (binds it, then lets it go). */
+  async function isFree(port: number): Promise<boolean> {
+    const server = createServer();
+    return new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  }
+
+  it('a webhook port taken after the ops server is bound: the ops server is closed again, no BullMQ worker is made', async () => {
+    const taken = await takePort();
+    try {
+      const opsPort = await freePort();
+      const start = startWorker(rig.app, { schedules: false, opsPort, webhookPort: taken.port, webhookHost: '127.0.0.1' });
+      await expect(start).rejects.toThrow(StartError);
+      await expect(start).rejects.toThrow(`WEBHOOK_PORT=${taken.port} is taken by another process`);
+      expect(await isFree(opsPort)).toBe(true);
+      expect(await workersOn()).toBe(0);
+    } finally {
+      taken.server.close();
+    }
+  });
+
+  it('an aborted start opens nothing and throws the abort\'s reason', async () => {
+    const abort = new AbortController();
+    abort.abort(new StartAborted('SIGTERM'));
+    const opsPort = await freePort();
+    await expect(startWorker(rig.app, { schedules: false, opsPort, signal: abort.signal })).rejects.toThrow(StartAborted);
+    expect(await isFree(opsPort)).toBe(true);
+    expect(await workersOn()).toBe(0);
+  });
 });
