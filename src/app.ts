@@ -33,6 +33,8 @@ export interface AppOptions {
   metrics?: Metrics;
   memoryPlatforms?: MemoryPlatformRegistry;
   authHooks?: RefresherHooks;
+  /** Ends a worker's wait for Redis at once when aborted (a signal while starting, issue 28). */
+  signal?: AbortSignal;
 }
 
 export interface App {
@@ -86,6 +88,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const redis = await connectRedis(createRedis(target, options.role), target, {
     waitMs: options.role === 'worker' ? 60_000 : 0,
     onRetry: (err) => logger.warn({ err: err.message }, 'waiting for Redis'),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   const outage = new RedisOutageLog(redis, logger, { repeatMs: env.REDIS_DOWN_LOG_EVERY_S * 1000 });
   redis.on('error', (err: Error) => {

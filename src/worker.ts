@@ -10,13 +10,14 @@ import type { App } from './app.js';
 import { CampaignStore } from './calls/index.js';
 import { checkTenantsNeeds, loadTenants, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import { ENTITIES } from './glossary.js';
-import { serverLimitsOf } from './http-server.js';
-import { startOpsServer, type OpsServer, type Readiness } from './ops/server.js';
+import type { OpsServer, Readiness } from './ops/server.js';
 import { ensureTickSchedules, QUEUES, workerOptions } from './queues/index.js';
 import { globalKey, queuePrefix } from './redis/keys.js';
 import { tenantsNotMoved } from './redis/migrate-keys.js';
-import { startWebhooks, type WebhookServer } from './webhooks/index.js';
+import type { WebhookServer } from './webhooks/index.js';
 import { RedisLock } from './redis/lock.js';
+import { bindServers } from './worker/servers.js';
+import { StartGuard } from './worker/start-guard.js';
 
 type QueueKey = keyof typeof QUEUES;
 
@@ -63,6 +64,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Upsert schedules at start (default true). */
   schedules?: boolean;
+  /** Aborts the start (a signal came): what it opened is closed and the start throws the abort's reason. */
+  signal?: AbortSignal;
 }
 
 export interface RunningWorker {
@@ -73,14 +76,22 @@ export interface RunningWorker {
   close(deadlineMs?: number): Promise<void>;
 }
 
+/**
+ * Starts whole or not at all: the ops and webhook servers are bound before any BullMQ worker registers,
+ * and a failed or aborted start closes what it opened (src/worker/start-guard.ts) before it throws.
+ */
 export async function startWorker(app: App, options: WorkerOptions = {}): Promise<RunningWorker> {
+  return new StartGuard(options.signal).run((guard) => openWorker(app, options, guard));
+}
+
+async function openWorker(app: App, options: WorkerOptions, guard: StartGuard): Promise<RunningWorker> {
   const { env, logger } = app;
   const port = options.opsPort ?? env.OPS_PORT;
   if (port !== 'random' && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     throw new Error(`startWorker: opsPort must be a port (0 = off) or 'random', got ${String(port)}`);
   }
   // State in the old single-slot key layout only: starting would adopt every contact again (the id maps look empty).
-  const notMoved = await tenantsNotMoved(app.redis, env.KEY_PREFIX, app.tenants().map((t) => t.id));
+  const notMoved = await guard.step(tenantsNotMoved(app.redis, env.KEY_PREFIX, app.tenants().map((t) => t.id)));
   if (notMoved.length > 0) {
     throw new Error(
       `the Redis state of ${notMoved.join(', ')} is in the old key layout (\`<KEY_PREFIX>:<kind>:<owner>...\`, every key in one slot): run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
@@ -91,6 +102,8 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const want = new Set(options.queues ?? ALL_QUEUES);
   const workers: Worker[] = [];
   let lastActivity = Date.now();
+  /** Set once the BullMQ workers exist: the servers are up before, and /readyz says "starting" until then. */
+  let started = false;
 
   const track = (worker: Worker, queue: string): void => {
     worker.on('error', (err) => {
@@ -128,9 +141,61 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     }
   };
   // Schedules first: a scheduler that cannot be put in place stops the start before any job is taken.
-  if (options.schedules ?? true) await applySchedules(app.tenants());
+  if (options.schedules ?? true) await guard.step(applySchedules(app.tenants()));
 
   const metrics = app.metrics;
+  const readiness = async (): Promise<Readiness> => {
+    const checks: Readiness['checks'] = {};
+    try {
+      const pong = await Promise.race([app.redis.ping(), new Promise<string>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000))]);
+      checks['redis'] = { ok: pong === 'PONG' };
+    } catch (err) {
+      checks['redis'] = { ok: false, detail: (err as Error).message };
+    }
+    const running = started && workers.every((w) => w.isRunning());
+    checks['workers'] = { ok: running, ...(running ? {} : { detail: started ? 'a worker is not running' : 'starting' }) };
+    if (checks['redis'].ok) {
+      // Wedged: work is waiting but nothing has started or ended for two minutes (bullmq #4585).
+      const waiting = await app.queues.sync.getWaitingCount().catch(() => 0);
+      const idleFor = Date.now() - lastActivity;
+      const wedged = waiting > 0 && idleFor > 120_000;
+      checks['progress'] = { ok: !wedged, ...(wedged ? { detail: `${waiting} jobs waiting, no activity for ${Math.round(idleFor / 1000)} s` } : {}) };
+    }
+    return { ready: Object.values(checks).every((c) => c.ok), checks };
+  };
+
+  const campaigns = new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 });
+  const beforeScrape = async (): Promise<void> => {
+    if (!metrics) return;
+    for (const [name, queue] of Object.entries(app.queues)) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+      for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ queue: name, state }, n);
+    }
+    // Per-tenant gauges start afresh at each scrape: a tenant gone from the tenants file leaves them.
+    for (const gauge of [metrics.deadLetters, metrics.pendingInvoices, metrics.callUnknownOutcomes, metrics.lastSuccessTimestamp]) gauge.reset();
+    for (const t of app.tenants()) {
+      const [dead, pending, unknown, lastSuccessAt] = await Promise.all([
+        app.stores.deadLetters.counts(t.id),
+        app.stores.pending.count(t.id),
+        campaigns.countUnknown(t.id),
+        app.stores.runs.lastSuccessAt(t.id),
+      ]);
+      if (lastSuccessAt !== undefined) metrics.lastSuccessTimestamp.set({ tenant: t.id }, lastSuccessAt / 1000);
+      for (const entity of ENTITIES) metrics.deadLetters.set({ tenant: t.id, entity }, dead.byEntity[entity]);
+      metrics.pendingInvoices.set({ tenant: t.id }, pending);
+      metrics.callUnknownOutcomes.set({ tenant: t.id }, unknown);
+      for (const entity of ENTITIES) {
+        const c = await app.stores.cursors.get(t.id, entity);
+        if (c?.highWater) metrics.cursorLagSeconds.set({ tenant: t.id, entity }, (Date.now() - Date.parse(c.highWater.updatedAt)) / 1000);
+      }
+    }
+  };
+
+  // The servers before the BullMQ workers: a port that cannot be had fails the start before anything registers.
+  const webhookHost = options.webhookHost ?? env.WEBHOOK_HOST;
+  const { ops, webhooks } = await bindServers(app, { opsPort: port, opsHost: options.opsHost, webhookPort: options.webhookPort ?? env.WEBHOOK_PORT, webhookHost, readiness, beforeScrape }, guard);
+  guard.check();
+
   const processors = createProcessors(app, shutdown.signal);
   const concurrency: Record<QueueKey, number> = { sync: options.concurrency ?? env.WORKER_CONCURRENCY, schedule: 4, refreshToken: 8, calls: 4 };
   // One slot per queue: its BullMQ worker (replaced when wedged, decision 46), the jobs its processor is running,
@@ -159,6 +224,8 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     slot.worker = startBullWorker(slot);
     slots.push(slot);
   }
+  guard.opens(() => Promise.allSettled(workers.map((w) => w.close(true))));
+  started = true;
 
   // The wedge watchdog (decision 46). After a Redis Cluster master's restart a BullMQ worker can stay parked in its
   // blocking wait for good (bullmq #3088, #2964, #4138: isRunning() true, the blocking connection "ready", no job
@@ -251,53 +318,6 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
     });
   }
 
-  const readiness = async (): Promise<Readiness> => {
-    const checks: Readiness['checks'] = {};
-    try {
-      const pong = await Promise.race([app.redis.ping(), new Promise<string>((_, rej) => setTimeout(() => rej(new Error('timeout')), 1_000))]);
-      checks['redis'] = { ok: pong === 'PONG' };
-    } catch (err) {
-      checks['redis'] = { ok: false, detail: (err as Error).message };
-    }
-    const running = workers.every((w) => w.isRunning());
-    checks['workers'] = { ok: running, ...(running ? {} : { detail: 'a worker is not running' }) };
-    if (checks['redis'].ok) {
-      // Wedged: work is waiting but nothing has started or ended for two minutes (bullmq #4585).
-      const waiting = await app.queues.sync.getWaitingCount().catch(() => 0);
-      const idleFor = Date.now() - lastActivity;
-      const wedged = waiting > 0 && idleFor > 120_000;
-      checks['progress'] = { ok: !wedged, ...(wedged ? { detail: `${waiting} jobs waiting, no activity for ${Math.round(idleFor / 1000)} s` } : {}) };
-    }
-    return { ready: Object.values(checks).every((c) => c.ok), checks };
-  };
-
-  const campaigns = new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 });
-  const beforeScrape = async (): Promise<void> => {
-    if (!metrics) return;
-    for (const [name, queue] of Object.entries(app.queues)) {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-      for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ queue: name, state }, n);
-    }
-    // Per-tenant gauges start afresh at each scrape: a tenant gone from the tenants file leaves them.
-    for (const gauge of [metrics.deadLetters, metrics.pendingInvoices, metrics.callUnknownOutcomes, metrics.lastSuccessTimestamp]) gauge.reset();
-    for (const t of app.tenants()) {
-      const [dead, pending, unknown, lastSuccessAt] = await Promise.all([
-        app.stores.deadLetters.counts(t.id),
-        app.stores.pending.count(t.id),
-        campaigns.countUnknown(t.id),
-        app.stores.runs.lastSuccessAt(t.id),
-      ]);
-      if (lastSuccessAt !== undefined) metrics.lastSuccessTimestamp.set({ tenant: t.id }, lastSuccessAt / 1000);
-      for (const entity of ENTITIES) metrics.deadLetters.set({ tenant: t.id, entity }, dead.byEntity[entity]);
-      metrics.pendingInvoices.set({ tenant: t.id }, pending);
-      metrics.callUnknownOutcomes.set({ tenant: t.id }, unknown);
-      for (const entity of ENTITIES) {
-        const c = await app.stores.cursors.get(t.id, entity);
-        if (c?.highWater) metrics.cursorLagSeconds.set({ tenant: t.id, entity }, (Date.now() - Date.parse(c.highWater.updatedAt)) / 1000);
-      }
-    }
-  };
-
   // Housekeeping: bounds on what would otherwise grow without end (dead letters of records gone from the source,
   // unknown call outcomes whose campaign has expired). Idempotent, so every worker process may run it.
   const housekeep = async (): Promise<void> => {
@@ -316,16 +336,6 @@ export async function startWorker(app: App, options: WorkerOptions = {}): Promis
   const housekeeping = setInterval(() => void housekeep(), HOUSEKEEPING_EVERY_MS);
   housekeeping.unref();
   void housekeep();
-
-  const ops =
-    port !== 0 && metrics
-      ? await startOpsServer({ port: port === 'random' ? 0 : port, ...(options.opsHost ? { host: options.opsHost } : {}), registry: metrics.registry, readiness, beforeScrape, limits: serverLimitsOf(env) })
-      : undefined;
-
-  const webhookPort = options.webhookPort ?? env.WEBHOOK_PORT;
-  const webhooks =
-    webhookPort === undefined ? undefined : await startWebhooks(app, { port: webhookPort === 'random' ? 0 : webhookPort, host: options.webhookHost ?? env.WEBHOOK_HOST });
-  if (webhooks) logger.info({ port: webhooks.port, host: options.webhookHost ?? env.WEBHOOK_HOST }, 'webhook receiver listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -23,7 +23,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string } = {}): Promise<Runtime> {
+export async function openRuntime(role: 'worker' | 'producer', options: { metrics?: Metrics; tenantsFile?: string; signal?: AbortSignal } = {}): Promise<Runtime> {
   const [{ createApp }, { loadEnv, ConfigError }, { loadTenants }, { createLogger }] = await Promise.all([
     import('../app.js'),
     import('../config/env.js'),
@@ -35,7 +35,7 @@ export async function openRuntime(role: 'worker' | 'producer', options: { metric
   await tenantsFileExists(tenantsFile, options.tenantsFile === undefined, ConfigError);
   const tenants = await loadTenants(tenantsFile);
   const logger = createLogger({ level: role === 'producer' && env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL, format: env.LOG_FORMAT });
-  const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const app = await createApp({ env, tenants, logger, role, ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   return { env, app, close: () => app.close() };
 }
 

@@ -84,15 +84,27 @@ function fatalReason(err: Error | undefined, t: RedisTarget): string | undefined
   return undefined;
 }
 
+/** `promise`, or the abort's reason as soon as `signal` aborts (the promise is left to settle on its own). */
+function orAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
+}
+
 /**
  * Connects, or throws a RedisConnectError that names the setting and the address (never a password). With
  * `waitMs`, keeps trying that long first (a worker that starts while Redis restarts waits for it instead of
- * exiting); a refused certificate or password fails at once.
+ * exiting); a refused certificate or password fails at once. An aborted `signal` (a SIGTERM at start) ends the
+ * wait at once: the client is disconnected and the abort's reason thrown.
  */
 export async function connectRedis(
   client: Redis,
   target: string | RedisTarget,
-  options: { waitMs?: number; onRetry?: (err: Error) => void } = {},
+  options: { waitMs?: number; onRetry?: (err: Error) => void; signal?: AbortSignal } = {},
 ): Promise<Redis> {
   const t = typeof target === 'string' ? redisTargetOf({ REDIS_URL: target }) : target;
   const deadline = Date.now() + (options.waitMs ?? 0);
@@ -108,8 +120,9 @@ export async function connectRedis(
   try {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await client.connect();
-        await client.ping();
+        options.signal?.throwIfAborted();
+        if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await orAbort(client.connect(), options.signal);
+        await orAbort(client.ping(), options.signal);
         if (t.nodes === undefined && /cluster_enabled:1/.test(await client.info('cluster'))) {
           client.disconnect();
           throw new RedisConnectError(`REDIS_URL points at a Redis Cluster node (${t.display}): set REDIS_CLUSTER_NODES to the cluster's seed nodes`);
@@ -117,11 +130,16 @@ export async function connectRedis(
         return client;
       } catch (err) {
         if (err instanceof RedisConnectError) throw err;
+        if (options.signal?.aborted) {
+          failed = true;
+          client.disconnect();
+          throw options.signal.reason as Error;
+        }
         const fatal = fatalReason(nodeError, t) ?? fatalReason(err as Error, t);
         if (!fatal && Date.now() < deadline) {
           options.onRetry?.(nodeError ?? (err as Error));
           nodeError = undefined;
-          await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+          await orAbort(new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt))), options.signal).catch(() => undefined);
           continue;
         }
         failed = true;

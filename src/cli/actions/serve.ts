@@ -4,28 +4,37 @@ import { createLogger, type Logger } from '../../logger.js';
 import { createMetrics } from '../../ops/metrics.js';
 import { parseClientsArg, startSimulator } from '../../simulator/index.js';
 import { startWorker, type RunningWorker } from '../../worker.js';
-import { openRuntime, out, untilSignal, UsageError, type Runtime } from '../runtime.js';
+import { StartAborted, startExitCode } from '../../worker/start-guard.js';
+import { openRuntime, out, printable, untilSignal, UsageError, type Runtime } from '../runtime.js';
 
 /** How long the closing of queues, pools and connections may take after the workers' own deadline. */
 export const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
- * `signalled`: the first SIGTERM or SIGINT, listened for before this module was loaded. A signal while the worker
- * starts (Redis still coming up, say) stops it once started, or ends the process when the bound passes first.
- * Ends the process itself once its last line is written (a connection may still be retrying when Redis is down).
+ * `signalled`: the first SIGTERM or SIGINT, listened for before this module was loaded. Start and stop are total
+ * (issue 28, decision 101): whatever happens the process ends itself once its last line is written (a connection
+ * may still be retrying when Redis is down), with
+ * - 2 when the start failed on a setting (a port taken, a bad setting), 1 on any other start failure (Redis
+ *   unreachable after the wait), each with one line on stderr that names what to change;
+ * - 0 when a signal came while starting: the start stops at its next step (the wait for Redis at once), closes what
+ *   it opened, and nothing is left registered; 1 if that takes longer than the stop's bound or a second signal comes;
+ * - once started, the ordered shutdown's code (stopWithin).
  */
 export async function worker(o: { concurrency?: string; opsHost: string }, signalled: Promise<string>): Promise<void> {
   const concurrency = o.concurrency === undefined ? undefined : Number(o.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) throw new UsageError('--concurrency must be a positive whole number');
   const env = loadEnv();
   const boundMs = env.SHUTDOWN_TIMEOUT_MS + SHUTDOWN_GRACE_MS;
+  const abort = new AbortController();
+  void signalled.then((sig) => abort.abort(new StartAborted(sig)));
   const started = (async () => {
-    const rt = await openRuntime('worker', { metrics: createMetrics() });
+    const rt = await openRuntime('worker', { metrics: createMetrics(), signal: abort.signal });
     try {
       const w = await startWorker(rt.app, {
         tenantsFile: rt.env.TENANTS_FILE,
         opsHost: o.opsHost,
         ...(concurrency ? { concurrency } : {}),
+        signal: abort.signal,
       });
       rt.app.logger.info({ tenants: rt.app.tenants().map((t) => t.id), ops: w.ops?.port }, 'worker started');
       return { rt, w };
@@ -34,24 +43,50 @@ export async function worker(o: { concurrency?: string; opsHost: string }, signa
       throw err;
     }
   })();
-  const first = await Promise.race([started, signalled]);
-  let code: number;
-  if (typeof first === 'string') {
-    // A signal while starting: stop once started, or give up when the bound passes.
-    const deadline = Date.now() + boundMs;
-    const ready = await Promise.race([started, sleep(boundMs).then(() => undefined)]);
-    if (ready === undefined) {
-      const logger = createLogger({ level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-      logger.error({ signal: first }, `stopped: ${first} came while the worker was starting and it had not started within ${boundMs} ms (Redis unreachable?); forced exit`);
-      await flushed(logger);
-      process.exit(1);
-    }
-    code = await stopWithin(ready.rt, ready.w, first, deadline);
-  } else {
-    const sig = await signalled;
-    code = await stopWithin(first.rt, first.w, sig, Date.now() + boundMs);
+  const start = await untilStarted(started, signalled, boundMs);
+  if ('up' in start) {
+    const sig = start.signal ?? (await signalled);
+    process.exit(await stopWithin(start.up.rt, start.up.w, sig, start.deadline ?? Date.now() + boundMs));
   }
-  process.exit(code);
+  const logger = createLogger({ level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+  if ('forced' in start) {
+    logger.error({ signal: start.signal }, `stopped: ${start.forced}; forced exit`);
+  } else if (start.failed instanceof StartAborted) {
+    logger.info({ signal: start.failed.signal }, `stopped: ${start.failed.message}; it stopped before it took any job, and nothing of it is left running`);
+  } else {
+    process.stderr.write(`collections-sync: ${printable(start.failed instanceof Error ? start.failed.message : String(start.failed))}\n`);
+  }
+  await flushed(logger);
+  process.exit('forced' in start ? 1 : startExitCode(start.failed));
+}
+
+type Started = { rt: Runtime; w: RunningWorker };
+type StartOutcome =
+  | { up: Started; signal?: string; deadline?: number }
+  | { failed: unknown }
+  | { forced: string; signal: string };
+
+/**
+ * The start's outcome: up (with the signal that came meanwhile, if one did, and the stop's deadline from it), failed
+ * (an aborted start included), or forced: a signal came and the start did not end within the stop's bound, or a
+ * second signal came.
+ */
+async function untilStarted(started: Promise<Started>, signalled: Promise<string>, boundMs: number): Promise<StartOutcome> {
+  const settled = started.then(
+    (up): StartOutcome => ({ up }),
+    (err: unknown): StartOutcome => ({ failed: err }),
+  );
+  const first = await Promise.race([settled, signalled]);
+  if (typeof first !== 'string') return first;
+  const deadline = Date.now() + boundMs;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<StartOutcome>((resolve) => {
+    timer = setTimeout(() => resolve({ forced: `${first} came while the worker was starting and the start did not end within ${boundMs} ms`, signal: first }), boundMs);
+  });
+  const again = untilSignal().then((second): StartOutcome => ({ forced: `a second ${second} came while the worker was starting`, signal: first }));
+  const outcome = await Promise.race([settled, late, again]);
+  clearTimeout(timer);
+  return 'up' in outcome ? { ...outcome, signal: first, deadline } : outcome;
 }
 
 /**
