@@ -10,9 +10,10 @@ import { queuePrefix } from '../redis/keys.js';
 import { QUEUES, type QueueName } from './names.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
-export { addJob, JOBS } from './jobs.js';
+export { addJob, campaignJobId, JOBS } from './jobs.js';
 export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
 export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
+export { jobOfRequest, workersOf, type JobRef, type JobView } from './job-watch.js';
 export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
 export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';
 
