@@ -52,11 +52,14 @@ describe('the command line', () => {
     for (const c of ['worker', 'sync', 'backfill', 'status', 'dead-letters', 'id-map', 'dry-run', 'simulator']) expect(r.stdout).toContain(c);
   });
 
-  it('id-map rebuild, and its old name mapping rebuild, say what they would do without --yes', async () => {
+  it('id-map rebuild, and its old name mapping rebuild, say what they would do without --yes, do nothing and exit 2 (a confirmation refused)', async () => {
     for (const name of ['id-map', 'mapping']) {
-      const r = await cli([name, 'rebuild', '--tenant', 'acme'], env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toContain("would forget acme's state and queue a full run; add --yes to do it");
+      for (const json of [[], ['--json']]) {
+        const r = await cli([name, 'rebuild', '--tenant', 'acme', ...json], env);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toBe("collections-sync: would forget acme's state and queue a full run; nothing was done: add --yes to do it\n");
+        expect(r.stdout).toBe('');
+      }
     }
   });
 
@@ -147,9 +150,6 @@ describe('the command line', () => {
     const retry = await cli(['dead-letters', 'retry', '--tenant', 'acme', '--json'], env);
     expect(retry.code, retry.stderr).toBe(0);
     expect(JSON.parse(retry.stdout)).toMatchObject({ tenant: 'acme', mode: 'replay', jobId: expect.any(String) as string });
-    const would = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--json'], env);
-    expect(would.code, would.stderr).toBe(0);
-    expect(JSON.parse(would.stdout)).toMatchObject({ tenant: 'acme', done: false });
     const rebuild = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--yes', '--json'], env);
     expect(rebuild.code, rebuild.stderr).toBe(0);
     expect(JSON.parse(rebuild.stdout)).toMatchObject({ tenant: 'acme', done: true, mode: 'full', forgotKeys: expect.any(Number) as number });
