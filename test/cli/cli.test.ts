@@ -112,6 +112,12 @@ describe('the command line', () => {
     expect(s.tenants[0]?.lastRuns[0]?.outcome).toBe('succeeded');
     expect(s.tenants[0]?.auth.hasToken).toBe(true);
     expect(status.stdout).not.toContain('secret-acme-x9');
+    // For people: no raw JSON, and ages as durations, not seconds (issue 28).
+    const human = await cli(['status', '--tenant', 'acme'], env);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).not.toMatch(/[{}"]/);
+    expect(human.stdout).toMatch(/run \S+ incremental succeeded started \d+ s ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\): created 50/);
+    expect(human.stdout).toContain('  dead letters: none\n');
 
     const before = rig.sim.counters().writesCommitted;
     const dry = await cli(['dry-run', '--tenant', 'acme', '--json'], env);
@@ -143,6 +149,8 @@ describe('the command line', () => {
     const unknown = await cli(['status', '--tenant', 'x\u001b[2J'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown tenant "x\\x1b[2J"');
+    const status = await cli(['status', '--tenant', 'acme'], env);
+    expect(status.stdout).toContain('  dead letters: 1 (contacts 1): collections-sync dead-letters list --tenant acme\n');
     await rig.app.stores.deadLetters.clear('acme');
   });
 
