@@ -116,7 +116,7 @@ describe('the command line', () => {
     const human = await cli(['status', '--tenant', 'acme'], env);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).not.toMatch(/[{}"]/);
-    expect(human.stdout).toMatch(/run \S+ incremental succeeded started \d+ s ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\): created 50/);
+    expect(human.stdout).toMatch(/run \S+ incremental succeeded started \d+ s ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\): created \d+/);
     expect(human.stdout).toContain('  dead letters: none\n');
 
     const before = rig.sim.counters().writesCommitted;
