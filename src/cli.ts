@@ -16,7 +16,7 @@ import { registerJobs } from './cli/commands/jobs.js';
 import { registerMigrateKeys } from './cli/commands/migrate-keys.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
-import { finishHelp } from './cli/help.js';
+import { commandLineProblem, finishHelp, oneLineErrors } from './cli/help.js';
 import { printable, UsageError } from './cli/runtime.js';
 
 /** The package's version: package.json is one folder up from src/cli.ts, two from dist/src/cli.js. */
@@ -37,7 +37,6 @@ export function buildProgram(): Command {
     .description('Keeps a collections service in step with accounting platforms, and places AI collection calls.')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
-    .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerServe(program);
   registerSync(program);
@@ -48,6 +47,7 @@ export function buildProgram(): Command {
   registerMigrateKeys(program);
   registerJobs(program);
   finishHelp(program);
+  oneLineErrors(program);
   return program;
 }
 
@@ -67,6 +67,9 @@ export async function main(argv: string[]): Promise<number> {
   guardStdout();
   const program = buildProgram();
   try {
+    // An unknown command or a group without its command: one line, exit 2, no help text (issue 28).
+    const problem = commandLineProblem(program, argv);
+    if (problem !== undefined) throw new UsageError(problem);
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

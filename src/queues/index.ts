@@ -11,9 +11,10 @@ import { QUEUES, type QueueName } from './names.js';
 import { DEFAULT_JOB_OPTIONS } from './options.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
-export { addJob, JOBS } from './jobs.js';
+export { addJob, campaignJobId, JOBS } from './jobs.js';
 export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
 export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
+export { jobOfRequest, workersOf, type JobRef, type JobView } from './job-watch.js';
 export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
 export { DEFAULT_JOB_OPTIONS, KEEP_COMPLETED, KEEP_FAILED, workerOptions } from './options.js';
 export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';

@@ -93,6 +93,11 @@ export function refreshPlanId(clientKey: string, version: number): string {
   return jobId('refresh-at', clientKey, version);
 }
 
+/** The job id of a campaign (or a single call, a campaign of one): one job per campaign. */
+export function campaignJobId(campaignId: string): string {
+  return jobId('calls', campaignId);
+}
+
 export interface JobKind<S extends z.ZodType> {
   queue: keyof typeof QUEUES;
   name: string;
@@ -162,9 +167,9 @@ export const JOBS = {
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
   }),
   /** A call campaign (an overdue selection or a stored list); the job id is the campaign's. */
-  campaign: kind({ queue: 'calls', name: 'calls-campaign', schema: campaignJobSchema, jobId: (d) => jobId('calls', d.campaignId) }),
+  campaign: kind({ queue: 'calls', name: 'calls-campaign', schema: campaignJobSchema, jobId: (d) => campaignJobId(d.campaignId) }),
   /** One call to one stored contact, as a campaign of one. */
-  single: kind({ queue: 'calls', name: 'calls-single', schema: singleCallJobSchema, jobId: (d) => jobId('calls', d.campaignId) }),
+  single: kind({ queue: 'calls', name: 'calls-single', schema: singleCallJobSchema, jobId: (d) => campaignJobId(d.campaignId) }),
   /**
    * A call webhook event, kept by the receiver: settle the call it names. One job per (tenant, event id), so a
    * redelivered event is dropped here too; a digest of the id keeps the job id short.

@@ -7,7 +7,7 @@ import type { RefreshJobs, RefreshRequest } from '../auth/refresh-request.js';
 import type { CampaignStore } from '../calls/campaign-store.js';
 import type { CampaignMeta, Target } from '../calls/types.js';
 import type { Logger } from '../logger.js';
-import { addJob, parseJobData, type CampaignJobData, type JobData, type JobInput, type SingleCallJobData, type SyncJobData, type SyncMode } from './jobs.js';
+import { addJob, dedupeOf, jobKind, parseJobData, type CampaignJobData, type JobData, type JobInput, type SingleCallJobData, type SyncJobData, type SyncMode } from './jobs.js';
 import { ensureRefreshSchedules } from './schedulers.js';
 
 /**
@@ -19,9 +19,9 @@ export async function requestSync(
   tenantId: string,
   mode: SyncMode,
   options: { since?: string; trigger?: SyncJobData['trigger']; delayMs?: number } = {},
-): Promise<{ jobId: string | undefined; requestedAt: number }> {
+): Promise<{ jobId: string | undefined; requestedAt: number; dedupeId: string }> {
   const requestedAt = Date.now();
-  const { job } = await addJob(
+  const { job, data } = await addJob(
     syncQueue,
     'sync',
     {
@@ -33,7 +33,8 @@ export async function requestSync(
     },
     options.delayMs,
   );
-  return { jobId: job.id, requestedAt };
+  // The deduplication id lets a wait find the job that serves this request (src/queues/job-watch.ts).
+  return { jobId: job.id, requestedAt, dedupeId: dedupeOf(jobKind('sync').dedupe ?? [], data).id };
 }
 
 /** Enqueues the work of a kept call webhook event (one job per tenant and event id: a redelivery adds nothing). */

@@ -52,11 +52,14 @@ describe('the command line', () => {
     for (const c of ['worker', 'sync', 'backfill', 'status', 'dead-letters', 'id-map', 'dry-run', 'simulator']) expect(r.stdout).toContain(c);
   });
 
-  it('id-map rebuild, and its old name mapping rebuild, say what they would do without --yes', async () => {
+  it('id-map rebuild, and its old name mapping rebuild, say what they would do without --yes, do nothing and exit 2 (a confirmation refused)', async () => {
     for (const name of ['id-map', 'mapping']) {
-      const r = await cli([name, 'rebuild', '--tenant', 'acme'], env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toContain("would forget acme's state and queue a full run; add --yes to do it");
+      for (const json of [[], ['--json']]) {
+        const r = await cli([name, 'rebuild', '--tenant', 'acme', ...json], env);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toBe("collections-sync: would forget acme's state and queue a full run; nothing was done: add --yes to do it\n");
+        expect(r.stdout).toBe('');
+      }
     }
   });
 
@@ -111,6 +114,12 @@ describe('the command line', () => {
     expect(s.tenants[0]?.lastRuns[0]?.outcome).toBe('succeeded');
     expect(s.tenants[0]?.auth.hasToken).toBe(true);
     expect(status.stdout).not.toContain('secret-acme-x9');
+    // For people: no raw JSON, and ages as durations, not seconds (issue 28).
+    const human = await cli(['status', '--tenant', 'acme'], env);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).not.toMatch(/[{}"]/);
+    expect(human.stdout).toMatch(/run \S+ incremental succeeded started \d+ s ago \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\): created \d+/);
+    expect(human.stdout).toContain('  dead letters: none\n');
 
     const before = rig.sim.counters().writesCommitted;
     const dry = await cli(['dry-run', '--tenant', 'acme', '--json'], env);
@@ -142,6 +151,8 @@ describe('the command line', () => {
     const unknown = await cli(['status', '--tenant', 'x\u001b[2J'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown tenant "x\\x1b[2J"');
+    const status = await cli(['status', '--tenant', 'acme'], env);
+    expect(status.stdout).toContain('  dead letters: 1 (contacts 1): collections-sync dead-letters list --tenant acme\n');
     await rig.app.stores.deadLetters.clear('acme');
   });
 
@@ -149,9 +160,6 @@ describe('the command line', () => {
     const retry = await cli(['dead-letters', 'retry', '--tenant', 'acme', '--json'], env);
     expect(retry.code, retry.stderr).toBe(0);
     expect(JSON.parse(retry.stdout)).toMatchObject({ tenant: 'acme', mode: 'replay', jobId: expect.any(String) as string });
-    const would = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--json'], env);
-    expect(would.code, would.stderr).toBe(0);
-    expect(JSON.parse(would.stdout)).toMatchObject({ tenant: 'acme', done: false });
     const rebuild = await cli(['id-map', 'rebuild', '--tenant', 'acme', '--yes', '--json'], env);
     expect(rebuild.code, rebuild.stderr).toBe(0);
     expect(JSON.parse(rebuild.stdout)).toMatchObject({ tenant: 'acme', done: true, mode: 'full', forgotKeys: expect.any(Number) as number });

@@ -1,5 +1,6 @@
 /**
- * `--wait` with no worker consuming the queue (issue 12): the CLI says so within a few seconds and exits 1,
+ * `--wait` with no worker consuming the queue (issue 12): the CLI says so within a few seconds and exits 4 (the wait
+ * ended, the job did not: issue 28),
  * the job stays queued; with --keep-waiting it says so once and waits for a worker, then for the run.
  */
 import { spawn } from 'node:child_process';
@@ -65,17 +66,17 @@ describe('--wait with no worker running', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('sync --wait and calls campaign --wait say that no worker consumes the queue and exit 1; the jobs stay queued', async () => {
+  it('sync --wait and calls campaign --wait say that no worker consumes the queue and exit 4; the jobs stay queued', async () => {
     const [sync, campaign] = await Promise.all([
       cli(['sync', '--tenant', 'acme', '--wait']).done,
       cli(['calls', 'campaign', '--tenant', 'acme', '--list', join(dir, 'list.json'), '--yes', '--wait']).done,
     ]);
-    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.code, sync.stderr).toBe(4);
     expect(sync.stderr).toContain(`no worker is consuming the sync queue (${env['REDIS_URL']}, KEY_PREFIX ${env['KEY_PREFIX']})`);
     expect(sync.stderr).toContain('add --keep-waiting to wait for one');
-    expect(campaign.code, campaign.stderr).toBe(1);
+    expect(campaign.code, campaign.stderr).toBe(4);
     expect(campaign.stderr).toContain('no worker is consuming the calls queue');
-    expect(campaign.stdout).toMatch(/queued campaign cmp-\S+; not waited for/);
+    expect(campaign.stdout).toMatch(/queued campaign cmp-\S+; not waited for to the end/);
     expect((await rig.app.queues.sync.getJobCounts('waiting')).waiting).toBe(1);
     expect((await rig.app.queues.calls.getJobCounts('waiting')).waiting).toBe(1);
     expect(rig.sim.counters().requests['POST /ai/phone-calls/action/call-bulk']).toBeUndefined();

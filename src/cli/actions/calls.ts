@@ -25,9 +25,9 @@ import {
 } from '../../calls/index.js';
 import { uuid as uuidSchema } from '../../collections/schemas.js';
 import type { TenantConfig } from '../../config/tenants.js';
-import { enqueueCampaign, enqueueSingleCall } from '../../queues/index.js';
+import { campaignJobId, enqueueCampaign, enqueueSingleCall } from '../../queues/index.js';
 import { out, outJson, parseDateOption, requireTenant, UsageError, withRuntime, type Runtime } from '../runtime.js';
-import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
+import { parseWaitTimeout, reportWaitEnded, WaitEnded, waitUnderWatch, type WaitFlags } from './wait.js';
 
 function withCalls<T>(fn: (rt: Runtime, calls: CallStores) => Promise<T>): Promise<T> {
   return withRuntime((rt) => fn(rt, createCallStores(rt.app.redis, rt.env.KEY_PREFIX, { cooldownMs: rt.env.CALL_COOLDOWN_HOURS * 3_600_000, retentionMs: rt.env.CAMPAIGN_RETENTION_DAYS * 86_400_000 })));
@@ -121,27 +121,17 @@ async function readList(path: string, tenant: TenantConfig, campaignId: string, 
   return { targets: parsed.targets, notes };
 }
 
-async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: boolean; keepWaiting?: boolean; json?: boolean }, queued: string): Promise<number> {
+async function finish(rt: Runtime, calls: CallStores, id: string, o: { wait?: boolean; json?: boolean } & WaitFlags, queued: string): Promise<number> {
   if (!o.wait) {
     if (o.json) outJson({ campaignId: id, status: 'queued' });
     else out(`${queued}; a worker runs it. Follow it with: collections-sync calls report --campaign ${id}`);
     return 0;
   }
-  const watch = watchForWorker(rt.app.queues.calls, {
-    where: `${safeRedisUrl(rt.env.REDIS_URL)}, KEY_PREFIX ${rt.env.KEY_PREFIX}`,
-    keepWaiting: o.keepWaiting ?? false,
-    say: (line) => process.stderr.write(`collections-sync: ${line}\n`),
-  });
-  try {
-    await waitForCampaign(calls.store, id, { signal: watch.signal });
-  } catch (err) {
-    if (!(err instanceof NoWorkerError)) throw err;
-    process.stderr.write(`collections-sync: ${err.message}\n`);
-    if (o.json) outJson({ campaignId: id, status: 'queued', waited: false, reason: 'no worker' });
-    else out(`${queued}; not waited for. Follow it with: collections-sync calls report --campaign ${id}`);
-    return 1;
-  } finally {
-    watch.stop();
+  // A campaign job is the campaign's own (its id is the campaign's; never joined to another request).
+  const ended = await waitUnderWatch(rt, rt.app.queues.calls, { jobId: campaignJobId(id), requestedAt: 0 }, o, (signal, timeoutMs) => waitForCampaign(calls.store, id, { signal, timeoutMs }));
+  if (ended instanceof WaitEnded) {
+    if (!o.json) out(`${queued}; not waited for to the end. Follow it with: collections-sync calls report --campaign ${id}`);
+    return reportWaitEnded(ended, o.json, { campaignId: id });
   }
   const report = await calls.store.report(id);
   if (!report) throw new Error(`campaign ${id} vanished`);
@@ -165,18 +155,18 @@ export type CampaignOptions = SettingFlags & {
   dryRun?: boolean;
   yes?: boolean;
   wait?: boolean;
-  keepWaiting?: boolean;
   json?: boolean;
-};
+} & WaitFlags;
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * A campaign places real calls, so it asks first (issue 12), as `id-map rebuild` does: `--yes`, or a "y" typed on a
- * terminal. Without either, nothing is queued and the message says how many numbers it would call.
+ * terminal. Without either, nothing is queued, the message says how many numbers it would call, and the command
+ * exits 2 (a confirmation refused, one code for every command: docs/decisions/0107).
  */
-async function confirmed(o: { yes?: boolean; json?: boolean }, tenant: string, what: string): Promise<boolean> {
-  if (o.yes) return true;
+async function confirm(o: { yes?: boolean; json?: boolean }, tenant: string, what: string): Promise<void> {
+  if (o.yes) return;
   const question = `this campaign calls ${what} for ${tenant}`;
   if (!process.stdin.isTTY || !process.stderr.isTTY || o.json) {
     throw new UsageError(`${question}. Nothing was queued: add --yes to place the calls (--dry-run shows who would be called).`);
@@ -184,9 +174,9 @@ async function confirmed(o: { yes?: boolean; json?: boolean }, tenant: string, w
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await rl.question(`${question}. Place the calls? [y/N] `);
-    if (/^y(es)?$/i.test(answer.trim())) return true;
-    process.stderr.write('not confirmed; nothing was queued\n');
-    return false;
+    if (/^y(es)?$/i.test(answer.trim())) return;
+    // A confirmation refused is a usage error, exit 2, as without --yes (README "The command line").
+    throw new UsageError('not confirmed; nothing was queued');
   } finally {
     rl.close();
   }
@@ -199,12 +189,13 @@ export async function campaign(o: CampaignOptions): Promise<number> {
     if ((o.list === undefined) === (o.overdueDays === undefined)) throw new UsageError('give --overdue-days (a selection of overdue invoices) or --list FILE, one of them');
     if (o.delimiter !== undefined && o.list === undefined) throw new UsageError('--delimiter goes with --list FILE');
     const overrides = overridesOf(tenant, o);
+    if (o.wait || o.dryRun) parseWaitTimeout(o.waitTimeout);
     const campaignId = newCampaignId(o.dryRun ? 'dry' : 'cmp');
     const common = { tenantId: tenant.id, campaignId, overrides, dryRun: o.dryRun ?? false, requestedAt: Date.now() };
     if (o.list !== undefined) {
       const { targets, notes } = await readList(o.list, tenant, campaignId, o);
       if (notes.length > 0 && !o.json) out(`left out of the list:\n${notes.join('\n')}`);
-      if (!o.dryRun && !(await confirmed(o, tenant.id, `${plural(targets.length, 'number')} of the list ${o.list}`))) return 1;
+      if (!o.dryRun) await confirm(o, tenant.id, `${plural(targets.length, 'number')} of the list ${o.list}`);
       await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'list' } }, targets);
     } else {
       const overdueDays = intOption(o.overdueDays, '--overdue-days', 0, 3650) ?? 0;
@@ -218,19 +209,20 @@ export async function campaign(o: CampaignOptions): Promise<number> {
         const currency = settings.ok ? settings.settings.currency : 'SAR';
         const most = await selectOverdue(app.mirror, { tenant: tenant.id, campaignId, region: tenant.calls.defaultRegion, remindersDisabled: new Set(), criteria, currency });
         const what = `up to ${plural(most.targets.length, 'number')} (customers with invoices ${overdueDays}+ days overdue, at least ${minAmount} outstanding; fewer if the service has their reminders off or a number is in cooldown)`;
-        if (!(await confirmed(o, tenant.id, what))) return 1;
+        await confirm(o, tenant.id, what);
       }
       await enqueueCampaign(app.queues.calls, stores.store, { ...common, source: { kind: 'overdue', criteria } });
     }
-    return finish(rt, stores, campaignId, { wait: Boolean(o.wait || o.dryRun), keepWaiting: o.keepWaiting ?? false, json: o.json ?? false }, `queued campaign ${campaignId}`);
+    return finish(rt, stores, campaignId, { ...o, wait: Boolean(o.wait || o.dryRun) }, `queued campaign ${campaignId}`);
   });
 }
 
-export async function one(o: { tenant: string; contactUuid: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }): Promise<number> {
+export async function one(o: { tenant: string; contactUuid: string; wait?: boolean; json?: boolean } & WaitFlags): Promise<number> {
   return withCalls(async (rt, stores) => {
     const { app } = rt;
     const tenant = requireTenant(app, o.tenant);
     if (!uuidSchema.safeParse(o.contactUuid).success) throw new UsageError(`--contact-uuid must be a UUID (got "${o.contactUuid}")`);
+    if (o.wait) parseWaitTimeout(o.waitTimeout);
     const wanted = o.contactUuid.toLowerCase();
     let found: { name: string; phoneNumber?: string | undefined; deleted: boolean } | undefined;
     for await (const batch of app.mirror.scan(tenant.id, 'contacts')) {

@@ -4,13 +4,37 @@
  */
 import { ENTITIES } from '../../glossary.js';
 import { describeCounts } from '../run-counts.js';
+import type { DeadLetterCounts } from '../../state/dead-letters.js';
 import { openStateRuntime, out, outJson, requireTenant, warn } from '../runtime.js';
 
-const ago = (ms: number | null | undefined): string => {
+/**
+ * A duration for people: `45 s`, `25 min`, `3 h 5 min`, `2 days 4 h`. Written here rather than with date-fns, whose
+ * formatDistance loads a locale: `status` loads commander, ioredis and zod only (issue 14; docs/decisions/0108).
+ */
+export function humanDuration(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
+  const days = Math.floor(h / 24);
+  return h % 24 === 0 ? `${days} days` : `${days} days ${h % 24} h`;
+}
+
+/** `25 min ago (2026-11-27 10:02 UTC)`, or `in 4 min (...)` for a time ahead. */
+export function ago(ms: number | null | undefined, now = Date.now()): string {
   if (ms === undefined || ms === null) return '-';
-  const seconds = Math.round((Date.now() - ms) / 1000);
-  return `${new Date(ms).toISOString()} (${seconds >= 0 ? `${seconds} s ago` : `in ${-seconds} s`})`;
-};
+  const when = `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return `${ms <= now ? `${humanDuration(now - ms)} ago` : `in ${humanDuration(ms - now)}`} (${when})`;
+}
+
+/** `3 (contacts 3)`, or `none`. */
+function deadLetterLine(d: DeadLetterCounts): string {
+  if (d.total === 0) return 'none';
+  const parts = Object.entries(d.byEntity).filter(([, n]) => n > 0).map(([e, n]) => `${e} ${n}`);
+  return `${d.total} (${parts.join(', ')}): collections-sync dead-letters list --tenant <id>`;
+}
 
 export async function status(o: { tenant?: string; json?: boolean }): Promise<void> {
   const { app } = await openStateRuntime();
@@ -49,10 +73,11 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
         const future = c !== null && Date.parse(c.updatedAt) > Date.now() + 5 * 60_000 ? ' IN THE FUTURE (the next run reads everything and sets it back)' : '';
         out(`  cursor ${e.padEnd(9)} ${c ? `${c.updatedAt} / ${c.id}${future}` : '(none: next run reads everything)'}`);
       }
-      out(`  dead letters: ${JSON.stringify(r.deadLetters)}; invoices waiting for their contact: ${r.pendingInvoices}`);
+      out(`  dead letters: ${deadLetterLine(r.deadLetters).replace('<id>', r.tenant)}`);
+      out(`  invoices waiting for their contact: ${r.pendingInvoices}`);
       if (r.runLock) out(`  running now: ${r.runLock}`);
       for (const run of r.lastRuns) {
-        out(`  run ${run.runId} ${run.mode} ${run.outcome ?? `running (${run.phase ?? 'starting'})`} started ${ago(run.startedAt)}: ${describeCounts(run.counts)}`);
+        out(`  run ${run.runId} ${run.mode} ${run.outcome ?? `running (${run.phase ?? 'starting'})`} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
       }
     }
     return undefined;

@@ -4,18 +4,19 @@ import { waitForRun, type RunRecord } from '../../state/index.js';
 import { runProgress } from '../progress.js';
 import { describeCounts, recordsDone } from '../run-counts.js';
 import { openRuntime, out, outJson, parseDateOption, requireTenant } from '../runtime.js';
-import { NoWorkerError, safeRedisUrl, watchForWorker } from './worker-watch.js';
+import { parseWaitTimeout, reportWaitEnded, WaitEnded, waitUnderWatch, type WaitFlags } from './wait.js';
 
 /** Exit codes of a waited run: 0 succeeded, 3 partial (some records dead-lettered), 1 failed. */
 export function exitCodeOf(run: RunRecord): number {
   return run.outcome === 'succeeded' ? 0 : run.outcome === 'partial' ? 3 : 1;
 }
 
-async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { since?: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }): Promise<number> {
+async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { since?: string } & WaitFlags & { wait?: boolean; json?: boolean }): Promise<number> {
   const rt = await openRuntime('producer');
   try {
     requireTenant(rt.app, tenantId);
-    const { jobId, requestedAt } = await requestSync(rt.app.queues.sync, tenantId, mode, { trigger: 'cli', ...(opts.since ? { since: opts.since } : {}) });
+    if (opts.wait) parseWaitTimeout(opts.waitTimeout); // a bad value is refused before anything is queued
+    const { jobId, requestedAt, dedupeId } = await requestSync(rt.app.queues.sync, tenantId, mode, { trigger: 'cli', ...(opts.since ? { since: opts.since } : {}) });
     if (!opts.wait) {
       if (opts.json) outJson({ tenant: tenantId, mode, jobId, requestedAt });
       else out(`queued a ${mode} sync of ${tenantId} (job ${jobId ?? '?'}); a worker runs it. Follow it with: collections-sync status --tenant ${tenantId}`);
@@ -23,22 +24,12 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
     }
     const lastFinished = (await rt.app.stores.runs.recent(tenantId, 10)).find((r) => r.outcome !== undefined && r.startedAt < requestedAt);
     const progress = opts.json ? undefined : runProgress(`${tenantId} ${mode}`, lastFinished ? recordsDone(lastFinished.counts) : 0);
-    const watch = watchForWorker(rt.app.queues.sync, {
-      where: `${safeRedisUrl(rt.env.REDIS_URL)}, KEY_PREFIX ${rt.env.KEY_PREFIX}`,
-      keepWaiting: opts.keepWaiting ?? false,
-      say: (line) => process.stderr.write(`collections-sync: ${line}\n`),
-    });
-    let run: RunRecord;
-    try {
-      run = await waitForRun(rt.app.stores.runs, tenantId, { mode, requestedAt, signal: watch.signal, onProgress: (r) => progress?.update(r) });
-    } catch (err) {
-      if (!(err instanceof NoWorkerError)) throw err;
+    const run = await waitUnderWatch(rt, rt.app.queues.sync, { jobId: jobId ?? '', requestedAt, dedupeId }, opts, (signal, timeoutMs) =>
+      waitForRun(rt.app.stores.runs, tenantId, { mode, requestedAt, signal, timeoutMs, onProgress: (r) => progress?.update(r) }),
+    );
+    if (run instanceof WaitEnded) {
       progress?.stop();
-      process.stderr.write(`collections-sync: ${err.message}\n`);
-      if (opts.json) outJson({ tenant: tenantId, mode, jobId, requestedAt, status: 'queued', waited: false, reason: 'no worker' });
-      return 1;
-    } finally {
-      watch.stop();
+      return reportWaitEnded(run, opts.json, { tenant: tenantId, mode, jobId: run.job?.id ?? jobId, requestedAt });
     }
     progress?.update(run);
     progress?.stop();
@@ -55,12 +46,11 @@ async function enqueueAndMaybeWait(tenantId: string, mode: SyncMode, opts: { sin
   }
 }
 
-export interface SyncOptions {
+export interface SyncOptions extends WaitFlags {
   tenant: string;
   full?: boolean;
   since?: string;
   wait?: boolean;
-  keepWaiting?: boolean;
   json?: boolean;
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CampaignOptions } from '../actions/calls.js';
+import { waitOptions } from '../wait-options.js';
 
 const actions = () => import('../actions/calls.js');
 
@@ -16,7 +17,7 @@ export function registerCalls(program: Command): void {
       .option('--request-size <n>', 'numbers per bulk-call request (default: the tenant\'s, 50)')
       .option('--currency <XXX>', 'currency of invoices that carry none (default SAR)');
 
-  withSettings(
+  waitOptions(withSettings(
     calls
       .command('campaign')
       .description('call every customer with overdue invoices (or every number of a list), once')
@@ -28,23 +29,23 @@ export function registerCalls(program: Command): void {
       .option('--delimiter <char>', 'with a .csv/.tsv list: , ; | or tab (default: taken from the header line)')
       .option('--skip-bad-rows', 'with --list: call the good rows when some are bad')
       .option('--dry-run', 'show who would be called and who is left out; reserve and call nothing')
-      .option('--yes', 'place the calls without asking (without it: asks on a terminal, else says how many and queues nothing)')
-      .option('--wait', 'wait for the campaign and print its report; exit 0 all called, 3 unknown or failed outcomes, 1 failed (or no worker running)')
-      .option('--keep-waiting', 'with --wait or --dry-run: go on waiting when no worker is running yet (default: say so and exit 1)')
-      .option('--json', 'machine-readable output'),
-  ).action(async (o: CampaignOptions) => {
+      .option('--yes', 'place the calls without asking (without it: asks on a terminal, else says how many, queues nothing and exits 2)'),
+  ), 'wait for the campaign (--dry-run always waits) and print its report; exit 0 all called, 3 unknown or failed outcomes')
+    .option('--json', 'machine-readable output')
+    .action(async (o: CampaignOptions) => {
     process.exitCode = await (await actions()).campaign(o);
   });
 
-  calls
-    .command('one')
-    .description('call one synced contact now (single call; the call ledger\'s cooldown applies)')
-    .requiredOption('--tenant <id>', 'tenant id from the tenants file')
-    .requiredOption('--contact-uuid <uuid>', 'the service uuid of the contact')
-    .option('--wait', 'wait for the call request and print its outcome')
-    .option('--keep-waiting', 'with --wait: go on waiting when no worker is running yet (default: say so and exit 1)')
+  waitOptions(
+    calls
+      .command('one')
+      .description('call one synced contact now (single call; the call ledger\'s cooldown applies)')
+      .requiredOption('--tenant <id>', 'tenant id from the tenants file')
+      .requiredOption('--contact-uuid <uuid>', 'the service uuid of the contact'),
+    'wait for the call request and print its outcome; exit 0 called, 3 unknown or failed outcome',
+  )
     .option('--json', 'machine-readable output')
-    .action(async (o: { tenant: string; contactUuid: string; wait?: boolean; keepWaiting?: boolean; json?: boolean }) => {
+    .action(async (o: { tenant: string; contactUuid: string; wait?: boolean; keepWaiting?: boolean; waitTimeout?: string; json?: boolean }) => {
       process.exitCode = await (await actions()).one(o);
     });
 

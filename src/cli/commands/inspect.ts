@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { waitOptions } from '../wait-options.js';
 
 const actions = () => import('../actions/inspect.js');
 const statusAction = () => import('../actions/status.js');
@@ -18,11 +19,17 @@ export function registerInspect(program: Command): void {
     .option('--limit <n>', 'how many', '50')
     .option('--json', 'machine-readable output')
     .action(async (o: { tenant: string; entity?: string; limit: string; json?: boolean }) => (await actions()).deadLettersList(o));
-  dl.command('retry')
-    .description('push the dead-lettered records again (a replay run)')
-    .requiredOption('--tenant <id>', 'tenant id')
+  waitOptions(
+    dl
+      .command('retry')
+      .description('push the dead-lettered records again (a replay run); says, per entity, which can be replayed and which need the source fixed')
+      .requiredOption('--tenant <id>', 'tenant id'),
+    'wait for the replay and report per entity what was replayed, what still fails and what needs the source fixed; exit 0 all replayed, 3 some left, 1 failed',
+  )
     .option('--json', 'machine-readable output')
-    .action(async (o: { tenant: string; json?: boolean }) => (await actions()).deadLettersRetry(o));
+    .action(async (o: { tenant: string; wait?: boolean; keepWaiting?: boolean; waitTimeout?: string; json?: boolean }) => {
+      process.exitCode = await (await actions()).deadLettersRetry(o);
+    });
 
   program
     .command('id-map')
@@ -31,7 +38,7 @@ export function registerInspect(program: Command): void {
     .command('rebuild')
     .description("forget the tenant's id maps and hashes; the next run adopts the service's contacts by extPlatformId and re-pushes once")
     .requiredOption('--tenant <id>', 'tenant id')
-    .option('--yes', 'do it (without it, only says what it would do)')
+    .option('--yes', 'do it (without it: says what it would do, does nothing and exits 2)')
     .option('--json', 'machine-readable output')
     .action(async (o: { tenant: string; yes?: boolean; json?: boolean }) => (await actions()).idMapRebuild(o));
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 
 export function registerJobs(program: Command): void {
-  const jobs = program.command('jobs').description('the jobs of the queues, as code outside collections-sync sees them');
+  const jobs = program.command('jobs').description('the jobs of the queues, as your own code sees them');
   jobs
     .command('contract')
-    .description('what code outside collections-sync needs to add a job itself (a backfill from your own app): queue, BullMQ prefix, job name, JSON Schema of the data, deduplication, options; reads configuration only, no Redis')
+    .description('what your own code needs to add a job itself (a backfill from your own app): queue, BullMQ prefix, job name, JSON Schema of the data, deduplication, options; reads configuration only, no Redis')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => (await import('../actions/jobs.js')).contract(o));
 }
