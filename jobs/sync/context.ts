@@ -4,7 +4,7 @@
  * that stops two pages from pushing the same platform record at once.
  */
 import { setMaxListeners } from 'node:events';
-import type { CollectionsClient } from '../../src/collections/client.js';
+import type { CallOptions, CollectionsClient } from '../../src/collections/client.js';
 import type { Entity } from '../../src/glossary.js';
 import type { Logger } from '../../src/logger.js';
 import type { DroppedField } from '../../src/mapping/index.js';
@@ -98,6 +98,8 @@ export class RunContext {
   readonly requestSignal: AbortSignal;
   /** When the run began (the first attempt's start, for a resumed run). */
   readonly startedAt: number;
+  /** What every request of the run is sent with: the cancel signal, and the pool's slots taken under `signal`. */
+  readonly call: CallOptions;
 
   constructor(o: RunContextOptions) {
     const { services } = o;
@@ -114,6 +116,13 @@ export class RunContext {
     const waiters = windowSize(services.settings.pageSize, services.pool.limit) + services.pool.limit + 16;
     setMaxListeners(waiters, ...new Set([signal, requestSignal]));
     this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
+    const { pool } = services;
+    // Slots are waited for under the run's stop (no request, nor a retry after its back-off, starts once the run is
+    // stopped), whatever signal the client passes (the cancel signal, which stop includes).
+    this.call = {
+      signal: requestSignal,
+      slots: { take: (_signal, again) => pool.take(signal, again), give: (ticket, outcome) => pool.give(ticket, outcome) },
+    };
   }
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {
@@ -213,14 +222,15 @@ export class RunContext {
     if (waits.size > 0) await Promise.allSettled([...waits]);
   }
 
-  /** One request slot of the run's pool. */
-  async request<T>(fn: () => Promise<T>): Promise<T> {
-    return this.services.pool.run(async () => {
-      this.signal.throwIfAborted();
-      const out = await fn();
-      this.lastAnsweredAt = Date.now();
-      return out;
-    });
+  /**
+   * A call to the service with the run's call options (`fn(ctx.call)`): its attempts take slots of the run's pool,
+   * one per send, none while a back-off is waited out. Nothing starts once the run is stopped.
+   */
+  async request<T>(fn: (call: CallOptions) => Promise<T>): Promise<T> {
+    this.signal.throwIfAborted();
+    const out = await fn(this.call);
+    this.lastAnsweredAt = Date.now();
+    return out;
   }
 
   throwIfAborted(): void {
