@@ -21,6 +21,8 @@ export interface FlakyConfig {
   rounds: number;
   /** The fault mix of the flaky runs. */
   faults: Pick<FaultSettings, 'error5xxRate' | 'resetRate' | 'dropAfterCommitRate'>;
+  /** SYNC_CONCURRENCY of the workers; unset, the default (the tenant's in-flight limit, 32). */
+  syncConcurrency?: number;
 }
 
 export interface FlakyRun {
@@ -81,7 +83,7 @@ async function oneRun(bench: Bench, cfg: FlakyConfig, kind: 'clean' | 'flaky', n
   const c0 = bench.sim.counters();
   const t0 = Date.now();
   // The worker starts inside the timing: the figure is an operator's first sync, start to end.
-  const d = await deploy(bench, tenant, [{ id: tenant, folder }], 1, {});
+  const d = await deploy(bench, tenant, [{ id: tenant, folder }], 1, cfg.syncConcurrency === undefined ? {} : { SYNC_CONCURRENCY: String(cfg.syncConcurrency) });
   let run: RunRecord;
   let m: Measured<RunRecord>;
   try {

@@ -1,8 +1,8 @@
 /**
  * A run's request pool: the request slots (src/collections/slots.ts) of one tenant's run, at most `limit` requests
  * in flight at the service. A slot is held for one attempt's send: a request waiting out its back-off after a
- * transient fault holds none, so a flaky service does not drain the pool (issue 28). How many the pool lets out at
- * once adapts to the service's answers (AIMD, decision 126):
+ * transient fault holds none, so a flaky service does not drain the pool (issue 28, decision 126). How many the
+ * pool lets out at once adapts to the service's answers (AIMD, decision 127):
  * - a 429, or a 503 with Retry-After, halves the number allowed (down to 1), at most once per round of requests:
  *   answers to requests sent before the last cut do not cut again (a burst of 429s is one signal, as in TCP);
  * - a 503 without Retry-After is a transient fault of its request, unless 503s and 429s are at least a quarter of

@@ -1,5 +1,5 @@
 /**
- * The run's request pool as it adapts to the service's answers (decision 126): a 429 (or a 503 with Retry-After)
+ * The run's request pool as it adapts to the service's answers (decision 127): a 429 (or a 503 with Retry-After)
  * halves the requests let out at once, once per round of requests; scattered 503s do not, a burst of them does;
  * Retry-After pauses every take; answers that are fine grow it back by one a round, up to the limit; other faults
  * change nothing. Fake timers stand in for the Retry-After's clock; no assertion is about time measured.
