@@ -82,6 +82,8 @@ export class RunContext {
   private readonly ended = new Map<string, number>();
   /** Records of pages under way (platform id -> the page's end), so a record that needs one can wait for it. */
   private readonly pagesUnderWay = new Map<string, Promise<void>>();
+  /** Records holding a place in the run's window (entity and id -> what frees it), freed as each one's task ends. */
+  private readonly inWindow = new Map<string, () => void>();
   private seq = 0;
   /** When a request of the run last got an answer (a set-aside record counts on the service being up). */
   lastAnsweredAt = Date.now();
@@ -186,6 +188,11 @@ export class RunContext {
     try {
       return await run;
     } finally {
+      const leave = this.inWindow.get(k);
+      if (leave !== undefined) {
+        this.inWindow.delete(k);
+        leave();
+      }
       if (this.inFlight.get(k) === run) this.inFlight.delete(k);
       // Remember when it ended; only the run's window of records under way matters (far fewer than kept here).
       this.ended.delete(k);
@@ -194,6 +201,22 @@ export class RunContext {
         const oldest = this.ended.keys().next();
         if (!oldest.done) this.ended.delete(oldest.value);
       }
+    }
+  }
+
+  /**
+   * The records `ids` of a page hold places in the run's window: the first task of each (`serialized`) calls `leave`
+   * as it ends, so a record done leaves the window before its page (decision 129).
+   */
+  holdInWindow(entity: Entity, ids: readonly string[], leave: () => void): void {
+    for (const id of ids) this.inWindow.set(`${entity}\u0000${id}`, leave);
+  }
+
+  /** The page of `ids` ended: its records' places still held are forgotten (the page frees them at once). */
+  leaveWindow(entity: Entity, ids: readonly string[], leave: () => void): void {
+    for (const id of ids) {
+      const k = `${entity}\u0000${id}`;
+      if (this.inWindow.get(k) === leave) this.inWindow.delete(k);
     }
   }
 
