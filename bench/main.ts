@@ -19,6 +19,7 @@ import { runFairnessSection } from './sections/fairness.js';
 import { runRedisBytesSection } from './sections/redis-bytes.js';
 import { runClusterSection } from './sections/cluster.js';
 import { runCliSection } from './sections/cli.js';
+import { runFlakySection } from './sections/flaky.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -73,6 +74,10 @@ async function main(): Promise<void> {
     if (want('cli')) {
       log('cli: wall time of the built CLI, --help and status, against node -e 0 and the 150 ms goal');
       report.sections.cli = await runCliSection(bench, p.cli);
+    }
+    if (want('flaky')) {
+      log('flaky: a first sync, the worker\'s start included, clean and with a tenth of the requests failing (flaky / clean)');
+      report.sections.flaky = await runFlakySection(bench, p.flaky);
     }
   } finally {
     await bench.close();

@@ -3,6 +3,7 @@ import type { CliConfig } from './sections/cli.js';
 import type { ClusterConfig } from './sections/cluster.js';
 import type { AdoptConfig } from './sections/adopt.js';
 import type { FairnessConfig } from './sections/fairness.js';
+import type { FlakyConfig } from './sections/flaky.js';
 import type { MemoryConfig } from './sections/memory.js';
 import type { NaiveConfig } from './sections/naive.js';
 import type { RedisBytesConfig } from './sections/redis-bytes.js';
@@ -10,7 +11,7 @@ import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -52,7 +53,11 @@ export interface Plan {
   redisBytes: RedisBytesConfig;
   cluster: ClusterConfig;
   cli: CliConfig;
+  flaky: FlakyConfig;
 }
+
+/** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
+const FLAKY_FAULTS: FlakyConfig['faults'] = { error5xxRate: 0.05, resetRate: 0.03, dropAfterCommitRate: 0.02 };
 
 export function plan(quick: boolean): Plan {
   if (quick) {
@@ -72,6 +77,8 @@ export function plan(quick: boolean): Plan {
         scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       },
       cli: { runs: 9, contactsPerTenant: 40 },
+      // about 2,800 records a run
+      flaky: { latencyMs: 10, contacts: 630, rounds: 2, faults: FLAKY_FAULTS },
     };
   }
   return {
@@ -90,5 +97,7 @@ export function plan(quick: boolean): Plan {
       scaleOut: { latencyMs: 50, processes: [1, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     },
     cli: { runs: 21, contactsPerTenant: 40 },
+    // about 9,000 records a run
+    flaky: { latencyMs: 10, contacts: 2_030, rounds: 3, faults: FLAKY_FAULTS },
   };
 }

@@ -7,6 +7,7 @@ import type { CliResult } from './sections/cli.js';
 import type { ClusterResult } from './sections/cluster.js';
 import type { AdoptResult } from './sections/adopt.js';
 import type { FairnessResult } from './sections/fairness.js';
+import type { FlakyResult } from './sections/flaky.js';
 import type { MemoryResult } from './sections/memory.js';
 import type { NaiveResult } from './sections/naive.js';
 import type { RedisBytesResult } from './sections/redis-bytes.js';
@@ -42,6 +43,7 @@ export interface Report {
     redisBytes?: RedisBytesResult;
     cluster?: ClusterResult;
     cli?: CliResult;
+    flaky?: FlakyResult;
   };
 }
 

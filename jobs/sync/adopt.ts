@@ -50,7 +50,7 @@ export async function adoptExisting(ctx: RunContext): Promise<void> {
  */
 async function listInOrder(ctx: RunContext, onPage: (contacts: Contact[]) => Promise<void>): Promise<void> {
   const read = (page: number): Promise<ContactPage> =>
-    ctx.request(() => ctx.services.client.listContacts({ page, size: ADOPT_PAGE_SIZE }, { signal: ctx.requestSignal }));
+    ctx.request((call) => ctx.services.client.listContacts({ page, size: ADOPT_PAGE_SIZE }, call));
   const first = await read(1);
   await onPage(first.items);
   if (first.items.length === 0) return;

@@ -97,7 +97,7 @@ function project(rec: ContactRecord, uuid: string): MirroredContact {
 
 async function update(ctx: RunContext, rec: ContactRecord, body: ContactUpdate): Promise<{ uuid: string; viaIntent: boolean }> {
   try {
-    await ctx.request(() => ctx.services.client.updateContact(body, { signal: ctx.requestSignal }));
+    await ctx.request((call) => ctx.services.client.updateContact(body, call));
     ctx.count('contacts', 'updated');
     return { uuid: body.uuid, viaIntent: false };
   } catch (err) {
@@ -123,7 +123,7 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate, 
     // attempt, writes a new one (with this attempt's name and time) before the POST.
     if (attempt > 1 || prior.kind !== 'begun') await intents.begin(ctx.tenant, rec.id, { name: body.name, at: Date.now(), runId: ctx.runId });
     try {
-      const created = await ctx.request(() => ctx.services.client.createContact(body, { signal: ctx.requestSignal }));
+      const created = await ctx.request((call) => ctx.services.client.createContact(body, call));
       ctx.count('contacts', 'created');
       return created.uuid;
     } catch (err) {
@@ -154,8 +154,8 @@ async function adopt(ctx: RunContext, _platformId: string, uuid: string): Promis
 
 /** Finds the service contact created for `platformId` (GET /contact filtered by name, matched on extPlatformId). */
 async function lookUp(ctx: RunContext, name: string, platformId: string): Promise<string | undefined> {
-  return ctx.request(async () => {
-    for await (const contact of ctx.services.client.listAllContacts({ name: name.slice(0, 255) }, { signal: ctx.requestSignal })) {
+  return ctx.request(async (call) => {
+    for await (const contact of ctx.services.client.listAllContacts({ name: name.slice(0, 255) }, call)) {
       if (contact.extPlatformId === platformId) return contact.uuid;
     }
     return undefined;

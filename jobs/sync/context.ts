@@ -4,7 +4,7 @@
  * that stops two pages from pushing the same platform record at once.
  */
 import { setMaxListeners } from 'node:events';
-import type { CollectionsClient } from '../../src/collections/client.js';
+import type { CallOptions, CollectionsClient } from '../../src/collections/client.js';
 import type { Entity } from '../../src/glossary.js';
 import type { Logger } from '../../src/logger.js';
 import type { DroppedField } from '../../src/mapping/index.js';
@@ -82,6 +82,8 @@ export class RunContext {
   private readonly ended = new Map<string, number>();
   /** Records of pages under way (platform id -> the page's end), so a record that needs one can wait for it. */
   private readonly pagesUnderWay = new Map<string, Promise<void>>();
+  /** Records holding a place in the run's window (entity and id -> what frees it), freed as each one's task ends. */
+  private readonly inWindow = new Map<string, () => void>();
   private seq = 0;
   /** When a request of the run last got an answer (a set-aside record counts on the service being up). */
   lastAnsweredAt = Date.now();
@@ -98,6 +100,8 @@ export class RunContext {
   readonly requestSignal: AbortSignal;
   /** When the run began (the first attempt's start, for a resumed run). */
   readonly startedAt: number;
+  /** What every request of the run is sent with: the cancel signal, and the pool's slots taken under `signal`. */
+  readonly call: CallOptions;
 
   constructor(o: RunContextOptions) {
     const { services } = o;
@@ -114,6 +118,13 @@ export class RunContext {
     const waiters = windowSize(services.settings.pageSize, services.pool.limit) + services.pool.limit + 16;
     setMaxListeners(waiters, ...new Set([signal, requestSignal]));
     this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
+    const { pool } = services;
+    // Slots are waited for under the run's stop (no request, nor a retry after its back-off, starts once the run is
+    // stopped), whatever signal the client passes (the cancel signal, which stop includes).
+    this.call = {
+      signal: requestSignal,
+      slots: { take: (_signal, again) => pool.take(signal, again), give: (ticket, outcome) => pool.give(ticket, outcome) },
+    };
   }
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {
@@ -177,6 +188,11 @@ export class RunContext {
     try {
       return await run;
     } finally {
+      const leave = this.inWindow.get(k);
+      if (leave !== undefined) {
+        this.inWindow.delete(k);
+        leave();
+      }
       if (this.inFlight.get(k) === run) this.inFlight.delete(k);
       // Remember when it ended; only the run's window of records under way matters (far fewer than kept here).
       this.ended.delete(k);
@@ -185,6 +201,22 @@ export class RunContext {
         const oldest = this.ended.keys().next();
         if (!oldest.done) this.ended.delete(oldest.value);
       }
+    }
+  }
+
+  /**
+   * The records `ids` of a page hold places in the run's window: the first task of each (`serialized`) calls `leave`
+   * as it ends, so a record done leaves the window before its page (decision 129).
+   */
+  holdInWindow(entity: Entity, ids: readonly string[], leave: () => void): void {
+    for (const id of ids) this.inWindow.set(`${entity}\u0000${id}`, leave);
+  }
+
+  /** The page of `ids` ended: its records' places still held are forgotten (the page frees them at once). */
+  leaveWindow(entity: Entity, ids: readonly string[], leave: () => void): void {
+    for (const id of ids) {
+      const k = `${entity}\u0000${id}`;
+      if (this.inWindow.get(k) === leave) this.inWindow.delete(k);
     }
   }
 
@@ -213,14 +245,15 @@ export class RunContext {
     if (waits.size > 0) await Promise.allSettled([...waits]);
   }
 
-  /** One request slot of the run's pool. */
-  async request<T>(fn: () => Promise<T>): Promise<T> {
-    return this.services.pool.run(async () => {
-      this.signal.throwIfAborted();
-      const out = await fn();
-      this.lastAnsweredAt = Date.now();
-      return out;
-    });
+  /**
+   * A call to the service with the run's call options (`fn(ctx.call)`): its attempts take slots of the run's pool,
+   * one per send, none while a back-off is waited out. Nothing starts once the run is stopped.
+   */
+  async request<T>(fn: (call: CallOptions) => Promise<T>): Promise<T> {
+    this.signal.throwIfAborted();
+    const out = await fn(this.call);
+    this.lastAnsweredAt = Date.now();
+    return out;
   }
 
   throwIfAborted(): void {

@@ -114,12 +114,12 @@ async function pushHeldBackContacts(ctx: RunContext, ids: string[]): Promise<boo
 
 async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
   try {
-    return (await ctx.request(() => ctx.services.client.upsertInvoice(body, { signal: ctx.requestSignal }))).uuid;
+    return (await ctx.request((call) => ctx.services.client.upsertInvoice(body, call))).uuid;
   } catch (err) {
     if (!(err instanceof NotFoundError) || body.uuid === undefined) throw err;
     // Our uuid is unknown to the service (removed by hand): let it match on extPlatformId or create anew.
     const { uuid: _gone, ...rest } = body;
-    return (await ctx.request(() => ctx.services.client.upsertInvoice(rest, { signal: ctx.requestSignal }))).uuid;
+    return (await ctx.request((call) => ctx.services.client.upsertInvoice(rest, call))).uuid;
   }
 }
 

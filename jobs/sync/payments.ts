@@ -45,7 +45,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
       }
       const { uuid, body, hash } = decision;
       try {
-        await ctx.request(() => ctx.services.client.updatePayment(uuid, body, { signal: ctx.requestSignal }));
+        await ctx.request((call) => ctx.services.client.updatePayment(uuid, body, call));
       } catch (err) {
         if (err instanceof NotFoundError) {
           ctx.count('payments', 'unlinked');

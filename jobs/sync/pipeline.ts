@@ -21,7 +21,7 @@ import { reportBad, UNSETTLED } from './dead-letters.js';
 import { drainPending, pushInvoices } from './invoices.js';
 import { adoptExisting } from './adopt.js';
 import { pushPayments } from './payments.js';
-import { RecordWindow, windowSize } from './window.js';
+import { maxPagesOf, RecordWindow, windowSize } from './window.js';
 
 /** Where an entity's listing resumes: the page after the last one done with every page before it. */
 export interface ListingPosition {
@@ -83,7 +83,9 @@ class RunStreams {
     private readonly ctx: RunContext,
     readonly order: Entity[],
   ) {
-    this.window = new RecordWindow(windowSize(ctx.services.settings.pageSize, ctx.services.pool.limit));
+    const { pageSize } = ctx.services.settings;
+    const size = windowSize(pageSize, ctx.services.pool.limit);
+    this.window = new RecordWindow(size, maxPagesOf(size, pageSize));
   }
 
   begin(entity: Entity, at: ListingPosition): void {
@@ -260,16 +262,30 @@ async function runEntity(
       await window.acquire(size);
       if (streams.failed || ctx.signal.aborted) {
         window.release(size);
+        window.endPage();
         break;
       }
+      // Each record leaves the window as its push ends; what is left (bad records, repeats) when the page ends.
+      let held = size;
+      const leave = (): void => {
+        if (held <= 0) return;
+        held -= 1;
+        window.release(1);
+      };
+      const ids = page.records.map((r) => r.id);
+      ctx.holdInWindow(entity, ids, leave);
       const done = push(ctx, entity, page);
       underWay.add(done);
       // Records a later entity may need (an invoice's contact, a payment's invoice) wait for their page to end.
-      if (entity !== 'payments') ctx.markUnderWay(entity, (page as Page<'contacts' | 'invoices'>).records.map((r) => r.id), done);
-      done.then(
-        () => (underWay.delete(done), window.release(size)),
-        (err: unknown) => (underWay.delete(done), window.release(size), fail(err)),
-      );
+      if (entity !== 'payments') ctx.markUnderWay(entity, ids, done);
+      const ended = (): void => {
+        ctx.leaveWindow(entity, ids, leave);
+        window.release(held);
+        held = 0;
+        window.endPage();
+        underWay.delete(done);
+      };
+      done.then(ended, (err: unknown) => (ended(), fail(err)));
       const at: ListingPosition = { ...(page.nextPageToken === undefined ? {} : { pageToken: page.nextPageToken }), ...(since ? { since } : {}), ...(maxSeen ? { maxSeen } : {}) };
       const last = page.nextPageToken === undefined;
       settled = settled.then(async () => {

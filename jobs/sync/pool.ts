@@ -1,37 +1,169 @@
 /**
- * A bounded pool: at most `limit` tasks run at once; `run` resolves when the task has started and
- * ended (its result), and waits for a free slot first. Used to keep a fixed number of requests in flight
- * across page boundaries.
+ * A run's request pool: the request slots (src/collections/slots.ts) of one tenant's run, at most `limit` requests
+ * in flight at the service. A slot is held for one attempt's send: a request waiting out its back-off after a
+ * transient fault holds none, so a flaky service does not drain the pool (issue 28, decision 126). How many the
+ * pool lets out at once adapts to the service's answers (AIMD, decision 127):
+ * - a 429, or a 503 with Retry-After, halves the number allowed (down to 1), at most once per round of requests:
+ *   answers to requests sent before the last cut do not cut again (a burst of 429s is one signal, as in TCP);
+ * - a 503 without Retry-After is a transient fault of its request, unless 503s and 429s are at least a quarter of
+ *   the last 32 answers: then it is a burst and cuts the same way;
+ * - a Retry-After pauses the whole pool (no request of the tenant's run starts before it; capped at 30 s), not only
+ *   the request that got it;
+ * - every `allowed` answers that were not overloaded add 1, back up to `limit` (one per round of requests).
+ * Other failures (500, 502, 504, resets, timeouts) say nothing of load and change nothing. A request coming back from
+ * its back-off goes before requests not yet started, so a record that failed once is not also sent to the back of
+ * the queue.
  */
-export class Pool {
+import type { RequestSlots, SlotOutcome } from '../../src/collections/slots.js';
+
+/** Answers remembered to tell a burst of 503s from a flaky service's scattered ones. */
+const RECENT = 32;
+/** A quarter of the recent answers overloaded is a burst. */
+const BURST = RECENT / 4;
+/** The longest pause for one Retry-After (a longer one is the request's own: it fails and its record is set aside). */
+export const MAX_PAUSE_MS = 30_000;
+
+interface Waiter {
+  resolve: (ticket: number) => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+}
+
+export interface PoolEvents {
+  /** The number allowed at once was cut (`from` -> `to`), or a pause began (`pauseMs`; 0: none began). */
+  onSlowDown?: (e: { from: number; to: number; status: number; pauseMs: number }) => void;
+}
+
+export class Pool implements RequestSlots {
   private active = 0;
-  private readonly waiters: (() => void)[] = [];
-  constructor(readonly limit: number) {}
+  private allowedNow: number;
+  private readonly waiters: Waiter[] = [];
+  /** Tickets handed out; a ticket is the number of the take. */
+  private taken = 0;
+  /** Tickets up to this one were taken before the last cut: their overloaded answers do not cut again. */
+  private cutAt = 0;
+  /** Answers not overloaded since the last change of `allowedNow`. */
+  private fine = 0;
+  private readonly recent = new Uint8Array(RECENT);
+  private recentAt = 0;
+  private recentOverloaded = 0;
+  private pausedUntil = 0;
+  private pauseTimer: NodeJS.Timeout | undefined;
+  private readonly followed = new WeakSet<AbortSignal>();
 
-  private async slot(): Promise<void> {
-    if (this.active < this.limit) {
-      this.active += 1;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  constructor(
+    /** The most requests in flight at once (the tenant's in-flight limit or SYNC_CONCURRENCY). */
+    readonly limit: number,
+    private readonly events: PoolEvents = {},
+  ) {
+    this.allowedNow = limit;
   }
 
-  private free(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.active -= 1;
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    await this.slot();
-    try {
-      return await task();
-    } finally {
-      this.free();
-    }
-  }
-
+  /** Requests in flight now (slots taken). */
   get running(): number {
     return this.active;
+  }
+
+  /** How many requests the pool lets out at once now (`limit` until the service says it is overloaded). */
+  get allowed(): number {
+    return this.allowedNow;
+  }
+
+  take(signal: AbortSignal | undefined, again: boolean): Promise<number> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (this.waiters.length === 0 && this.canStart()) {
+      this.active += 1;
+      this.taken += 1;
+      return Promise.resolve(this.taken);
+    }
+    return new Promise<number>((resolve, reject) => {
+      const w: Waiter = { resolve, reject, signal };
+      if (again) this.waiters.unshift(w);
+      else this.waiters.push(w);
+      if (signal) this.follow(signal);
+      this.schedule();
+    });
+  }
+
+  give(ticket: number, outcome: SlotOutcome): void {
+    this.active -= 1;
+    if (outcome.kind === 'answered') {
+      this.remember(false);
+      this.fine += 1;
+      if (this.fine >= this.allowedNow && this.allowedNow < this.limit) {
+        this.allowedNow += 1;
+        this.fine = 0;
+      }
+    } else if (outcome.kind === 'overloaded') {
+      this.remember(true);
+      const explicit = outcome.status === 429 || outcome.retryAfterMs !== undefined;
+      const pauseMs = Math.min(MAX_PAUSE_MS, outcome.retryAfterMs ?? 0);
+      const from = this.allowedNow;
+      if ((explicit || this.recentOverloaded >= BURST) && ticket > this.cutAt) {
+        this.allowedNow = Math.max(1, Math.floor(from / 2));
+        this.cutAt = this.taken;
+        this.fine = 0;
+      }
+      const now = Date.now();
+      // A pause begins (none held), or one under way is drawn out by a later Retry-After.
+      const began = pauseMs > 0 && this.pausedUntil <= now;
+      if (pauseMs > 0) this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
+      if (began || this.allowedNow !== from) this.events.onSlowDown?.({ from, to: this.allowedNow, status: outcome.status, pauseMs: began ? pauseMs : 0 });
+    }
+    this.pump();
+  }
+
+  private canStart(): boolean {
+    return this.active < this.allowedNow && (this.pausedUntil === 0 || Date.now() >= this.pausedUntil);
+  }
+
+  /** Lets waiters go while slots are free and no pause holds; a pause wakes them at its end. */
+  private pump(): void {
+    while (this.waiters.length > 0 && this.canStart()) {
+      const w = this.waiters.shift()!;
+      this.active += 1;
+      this.taken += 1;
+      w.resolve(this.taken);
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.waiters.length === 0 || this.pauseTimer !== undefined) return;
+    const wait = this.pausedUntil - Date.now();
+    if (wait <= 0) return;
+    this.pauseTimer = setTimeout(() => {
+      this.pauseTimer = undefined;
+      this.pump();
+    }, wait);
+  }
+
+  private remember(overloaded: boolean): void {
+    const v = overloaded ? 1 : 0;
+    this.recentOverloaded += v - this.recent[this.recentAt]!;
+    this.recent[this.recentAt] = v;
+    this.recentAt = (this.recentAt + 1) % RECENT;
+  }
+
+  /** One listener per signal (a run's requests share one): its abort rejects every waiter that passed it. */
+  private follow(signal: AbortSignal): void {
+    if (this.followed.has(signal)) return;
+    this.followed.add(signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (let i = this.waiters.length - 1; i >= 0; i -= 1) {
+          const w = this.waiters[i]!;
+          if (w.signal !== signal) continue;
+          this.waiters.splice(i, 1);
+          w.reject(signal.reason);
+        }
+        if (this.waiters.length === 0 && this.pauseTimer !== undefined) {
+          clearTimeout(this.pauseTimer);
+          this.pauseTimer = undefined;
+        }
+      },
+      { once: true },
+    );
   }
 }

@@ -123,7 +123,9 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
       stores: deps.stores,
       mirror: deps.mirror,
       flags: deps.flags,
-      pool: new Pool(deps.settings.syncConcurrency ?? tenant.inFlightLimit ?? deps.settings.inFlightLimit),
+      pool: new Pool(deps.settings.syncConcurrency ?? tenant.inFlightLimit ?? deps.settings.inFlightLimit, {
+        onSlowDown: (e) => log.warn({ status: e.status, from: e.from, to: e.to, pauseMs: e.pauseMs }, 'the service asks for less: fewer requests at once'),
+      }),
       settings: deps.settings,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     },

@@ -3,17 +3,19 @@
  * (a request the service would 422 is refused with a local ValidationError), every answer is parsed with
  * the response schema. Tokens come from a TokenProvider (leases); a 401 is reported to it and retried
  * (at most twice per call). One retry layer (retry.ts) for the transient class, 429 and, for idempotent
- * operations only, ambiguous failures.
+ * operations only, ambiguous failures. A call given request slots (slots.ts: a sync run's pool) holds one for each
+ * attempt's send only, never while it waits out a back-off, and says how each attempt went when it gives it back.
  */
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wasChecked } from './checked.js';
 import { fastCheckOf } from '../zod-fast-check.js';
-import { AbortedError, AuthError, CollectionsError, TransientError, ValidationError } from './errors.js';
+import { AbortedError, AuthError, CollectionsError, parseRetryAfter, TransientError, ValidationError } from './errors.js';
 import { createAgent, DEFAULT_TIMEOUTS, send, type HttpMethod, type HttpRequest, type HttpResponse, type Timeouts } from './http.js';
 import { authReason, errorFromResponse, looseBody, parseBody } from './responses.js';
 import { DEFAULT_BACKOFF, withRetries, type Backoff } from './retry.js';
+import { ANSWERED, FAILED, type RequestSlots, type SlotOutcome } from './slots.js';
 import {
   bulkCallSchema,
   CONTACT_LIST_PARAMS,
@@ -70,6 +72,11 @@ export interface CollectionsClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Where the call's attempts take turns (a sync run's request pool): a slot is taken before each send and given
+   * back when its answer is read, so a call waiting out a back-off holds none. Without it, nothing is waited for.
+   */
+  slots?: RequestSlots;
 }
 
 /** The answer of a call endpoint, whose body the description does not show. */
@@ -130,13 +137,13 @@ export class CollectionsClient {
   async createContact(body: ContactCreate, opts: CallOptions = {}): Promise<Contact> {
     const route = 'POST /contact';
     const valid = check(route, contactCreateSchema, body, 'body');
-    return this.#execute({ route, method: 'POST', path: '/contact', body: valid, idempotent: false, ok: (r) => parseBody(route, r, contactSchema) }, opts.signal);
+    return this.#execute({ route, method: 'POST', path: '/contact', body: valid, idempotent: false, ok: (r) => parseBody(route, r, contactSchema) }, opts);
   }
 
   async updateContact(body: ContactUpdate, opts: CallOptions = {}): Promise<Contact> {
     const route = 'PUT /contact';
     const valid = check(route, contactUpdateSchema, body, 'body');
-    return this.#execute({ route, method: 'PUT', path: '/contact', body: valid, idempotent: true, ok: (r) => parseBody(route, r, contactSchema) }, opts.signal);
+    return this.#execute({ route, method: 'PUT', path: '/contact', body: valid, idempotent: true, ok: (r) => parseBody(route, r, contactSchema) }, opts);
   }
 
   async listContacts(query: ContactListQuery = {}, opts: CallOptions = {}): Promise<ContactPage> {
@@ -145,7 +152,7 @@ export class CollectionsClient {
     const valid = check(route, contactListQuerySchema, query, 'query', kebab);
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(valid)) if (v !== undefined) params.set(kebab(k), String(v));
-    return this.#execute({ route, method: 'GET', path: '/contact', query: params, idempotent: true, ok: (r) => parseBody(route, r, contactPageSchema) }, opts.signal);
+    return this.#execute({ route, method: 'GET', path: '/contact', query: params, idempotent: true, ok: (r) => parseBody(route, r, contactPageSchema) }, opts);
   }
 
   /** Every contact matching `query`, page by page (size 100) from `query.page` (default 1). */
@@ -162,7 +169,7 @@ export class CollectionsClient {
   async upsertInvoice(body: InvoiceUpsert, opts: CallOptions = {}): Promise<Invoice> {
     const route = 'POST /invoice/create-update';
     const valid = check(route, invoiceUpsertSchema, body, 'body');
-    return this.#execute({ route, method: 'POST', path: '/invoice/create-update', body: valid, idempotent: true, ok: (r) => parseBody(route, r, invoiceSchema) }, opts.signal);
+    return this.#execute({ route, method: 'POST', path: '/invoice/create-update', body: valid, idempotent: true, ok: (r) => parseBody(route, r, invoiceSchema) }, opts);
   }
 
   async updatePayment(uuid: string, body: PaymentUpdate, opts: CallOptions = {}): Promise<Payment> {
@@ -174,21 +181,21 @@ export class CollectionsClient {
     if (!b.success) detail.push(...toValidationDetail(reportedIssues(paymentUpdateSchema, body), 'body'));
     if (!p.success || !b.success) throw new ValidationError({ route, detail, local: true });
     const path = `/invoice/payment/${encodeURIComponent(p.data.uuid)}`;
-    return this.#execute({ route, method: 'PUT', path, body: b.data, idempotent: true, ok: (r) => parseBody(route, r, paymentSchema) }, opts.signal);
+    return this.#execute({ route, method: 'PUT', path, body: b.data, idempotent: true, ok: (r) => parseBody(route, r, paymentSchema) }, opts);
   }
 
   /** Not idempotent: an ambiguous failure is thrown at once (AmbiguousError), never retried. */
   async bulkCall(body: BulkCall, opts: CallOptions = {}): Promise<CallResult> {
     const route = 'POST /ai/phone-calls/action/call-bulk';
     const valid = check(route, bulkCallSchema, body, 'body');
-    return this.#execute({ route, method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: valid, idempotent: false, ok: (r) => ({ status: r.status, body: looseBody(r) }) }, opts.signal);
+    return this.#execute({ route, method: 'POST', path: '/ai/phone-calls/action/call-bulk', body: valid, idempotent: false, ok: (r) => ({ status: r.status, body: looseBody(r) }) }, opts);
   }
 
   /** Not idempotent: an ambiguous failure is thrown at once (AmbiguousError), never retried. */
   async call(body: SingleCall, opts: CallOptions = {}): Promise<CallResult> {
     const route = 'POST /ai/phone-calls/action/call';
     const valid = check(route, singleCallSchema, body, 'body');
-    return this.#execute({ route, method: 'POST', path: '/ai/phone-calls/action/call', body: valid, idempotent: false, ok: (r) => ({ status: r.status, body: looseBody(r) }) }, opts.signal);
+    return this.#execute({ route, method: 'POST', path: '/ai/phone-calls/action/call', body: valid, idempotent: false, ok: (r) => ({ status: r.status, body: looseBody(r) }) }, opts);
   }
 
   /** Closes the pool if the client created it (a shared dispatcher is left to its owner). */
@@ -196,14 +203,25 @@ export class CollectionsClient {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
-  async #execute<T>(op: Operation<T>, signal: AbortSignal | undefined): Promise<T> {
+  async #execute<T>(op: Operation<T>, call: CallOptions): Promise<T> {
+    const { signal, slots } = call;
     if (signal?.aborted) throw new AbortedError({ route: op.route, cause: signal.reason });
+    // The first slot is taken before the call's clock starts: waiting behind the holder's other calls is not this
+    // call's time budget (as when the holder wrapped the whole call). Later attempts take theirs within it.
+    let held = slots === undefined ? undefined : await slots.take(signal, false);
     const deadlineMs = Date.now() + this.#timeouts.requestMs;
     let authRetries = 0;
     return withRetries(
       async (attempt) => {
         for (;;) {
-          const { res, lease } = await this.#attempt(op, attempt, deadlineMs, signal);
+          let sent: { res: HttpResponse; lease: TokenLease };
+          if (slots === undefined) sent = await this.#attempt(op, attempt, deadlineMs, signal);
+          else {
+            const ticket = held ?? (await slots.take(signal, true));
+            held = undefined;
+            sent = await this.#attemptInSlot(op, attempt, deadlineMs, signal, slots, ticket);
+          }
+          const { res, lease } = sent;
           if (res.status >= 200 && res.status < 300) return op.ok(res);
           if (res.status !== 401) throw errorFromResponse(op.route, res, op.idempotent);
           const reason = authReason(res.text);
@@ -225,6 +243,25 @@ export class CollectionsClient {
           this.#log.debug({ route: op.route, code: error instanceof CollectionsError ? error.code : error.name, attempt: attemptNumber, waitMs }, 'retrying collections request'),
       },
     );
+  }
+
+  /** An attempt in the slot of `ticket`, given back once the answer is read (or the attempt failed). */
+  async #attemptInSlot<T>(
+    op: Operation<T>,
+    attempt: number,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+    slots: RequestSlots,
+    ticket: number,
+  ): Promise<{ res: HttpResponse; lease: TokenLease }> {
+    let outcome = FAILED;
+    try {
+      const sent = await this.#attempt(op, attempt, deadlineMs, signal);
+      outcome = slotOutcome(sent.res);
+      return sent;
+    } finally {
+      slots.give(ticket, outcome);
+    }
   }
 
   /** One send with one lease: acquire, send, read the body, release; logs and reports the attempt. */
@@ -303,6 +340,14 @@ export class CollectionsClient {
       this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'onRequest hook threw');
     }
   }
+}
+
+/** What an answer says of the service's load: 429 and 503 ask for less; other 5xx say nothing of it. */
+function slotOutcome(res: HttpResponse): SlotOutcome {
+  const { status } = res;
+  if (status < 500 && status !== 429) return ANSWERED;
+  if (status === 429 || status === 503) return { kind: 'overloaded', status, retryAfterMs: parseRetryAfter(res.headers['retry-after']) };
+  return FAILED;
 }
 
 /**

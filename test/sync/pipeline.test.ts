@@ -1,8 +1,9 @@
 /**
  * The run's window of records (issue 14): pages are pushed while their records fit, not behind page barriers;
  * invoices of mapped contacts flow while a contact page is still being pushed; and a checkpoint never passes
- * a record whose write is not done. A contact held by a scripted 429 (its retry waits the Retry-After) is the
- * observable point: everything is read while it waits.
+ * a record whose write is not done. A record held by scripted 503s (its retries wait out their back-offs, 1.5 s
+ * or more in all; a 429's Retry-After would pause the tenant's whole run, decision 127) is the observable point:
+ * everything is read while it waits.
  */
 import { describe, expect, it } from 'vitest';
 import { outstandingOf } from '../../src/mapping/index.js';
@@ -12,18 +13,21 @@ import { useSampleRig } from '../helpers/sample-rig.js';
 
 const CLIENT = 'client-acme';
 
+/** Four 503s for the one request body holding `"extPlatformId":"<id>"` on `route`: retried after each back-off. */
+const holdOne = (route: string, id: string) => [{ route, fault: '503' as const, count: 4, matching: `"extPlatformId":"${id}"` }];
+
 describe('the sync pipeline keeps a window of records under way', () => {
   const s = useSampleRig({ contacts: 40, seed: 21, tenants: ['acme', 'beta', 'gamma'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' }, logLevel: 'warn' });
 
   it('pushes invoices while a contact of the first page still waits', async () => {
-    // The first contact create is answered 429 (Retry-After 2 s): its page stays under way while it waits.
-    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /contact', fault: '429', count: 1, retryAfterS: 2 }] });
+    // The first contact's create is answered 503 four times: its page stays under way while it waits.
+    s.rig.sim.setFaults({ latencyMs: 2, script: holdOne('POST /contact', s.data.contacts[0]!.id) });
     let finished = false;
     const run = s.rig.sync('acme', 'full').finally(() => (finished = true));
     let invoicesWhileAContactWaited = 0;
     while (!finished) {
       const stored = s.rig.sim.data(CLIENT);
-      if ((s.rig.sim.counters().requests['POST /contact']?.['429'] ?? 0) > 0 && stored.contacts.length < s.data.contacts.length) {
+      if ((s.rig.sim.counters().requests['POST /contact']?.['503'] ?? 0) > 0 && stored.contacts.length < s.data.contacts.length) {
         invoicesWhileAContactWaited = Math.max(invoicesWhileAContactWaited, stored.invoices.length);
       }
       await new Promise((r) => setTimeout(r, 5));
@@ -35,16 +39,17 @@ describe('the sync pipeline keeps a window of records under way', () => {
   });
 
   it('never saves a checkpoint past a page with a record under way', async () => {
-    // The first invoice upsert of tenant beta waits 2 s; the invoice pages after it end meanwhile.
+    // The first invoice upsert of tenant beta waits 1.5 s or more; the invoice pages after it end meanwhile.
     s.rig.sim.resetCounters();
-    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /invoice/create-update', fault: '429', count: 1, retryAfterS: 2 }] });
+    const first = s.data.invoices.find((i) => i.status !== 'DRAFT')!;
+    s.rig.sim.setFaults({ latencyMs: 2, script: holdOne('POST /invoice/create-update', first.id) });
     let finished = false;
     const run = s.rig.sync('beta', 'full').finally(() => (finished = true));
     const seen: Checkpoint[] = [];
     let invoicesWhileOneWaited = 0;
     const pushable = s.data.invoices.filter((i) => i.status !== 'DRAFT').length;
     while (!finished) {
-      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['429'] ?? 0) > 0;
+      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['503'] ?? 0) > 0;
       const stored = s.rig.sim.data('client-beta').invoices.length;
       if (held && stored < pushable) {
         invoicesWhileOneWaited = Math.max(invoicesWhileOneWaited, stored);
@@ -71,8 +76,9 @@ describe('the sync pipeline keeps a window of records under way', () => {
     const data = { ...s.data, invoices: s.data.invoices.map(({ outstandingAmount: _o, ...inv }) => inv) };
     await writeSampleFolder(s.folder, data);
     s.rig.sim.resetCounters();
-    // The first invoice upsert of tenant gamma waits 2 s: its page stays under way while the payments start.
-    s.rig.sim.setFaults({ latencyMs: 2, script: [{ route: 'POST /invoice/create-update', fault: '429', count: 1, retryAfterS: 2 }] });
+    // The first invoice upsert of tenant gamma waits 1.5 s or more: its page stays under way while the payments start.
+    const first = data.invoices.find((i) => i.status !== 'DRAFT')!;
+    s.rig.sim.setFaults({ latencyMs: 2, script: holdOne('POST /invoice/create-update', first.id) });
     let finished = false;
     const run = s.rig.sync('gamma', 'full').finally(() => (finished = true));
     const paid = new Map<string, number>();
@@ -80,7 +86,7 @@ describe('the sync pipeline keeps a window of records under way', () => {
     let paymentsWhileHeld = 0;
     const pushable = data.invoices.filter((i) => i.status !== 'DRAFT').length;
     while (!finished) {
-      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['429'] ?? 0) > 0;
+      const held = (s.rig.sim.counters().requests['POST /invoice/create-update']?.['503'] ?? 0) > 0;
       if (held && s.rig.sim.data('client-gamma').invoices.length < pushable) {
         const totals = await s.rig.app.stores.paymentLedger.totals('gamma', [...paid.keys()]);
         paymentsWhileHeld = Math.max(paymentsWhileHeld, totals.size);

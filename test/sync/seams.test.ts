@@ -8,6 +8,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pool } from '../../jobs/sync/pool.js';
+import { ANSWERED, FAILED } from '../../src/collections/slots.js';
 import { RunContext, type SyncSettings } from '../../jobs/sync/context.js';
 import { runSync } from '../../jobs/sync/pipeline.js';
 import { StateWriter } from '../../jobs/sync/state-writer.js';
@@ -218,6 +219,16 @@ describe('a run: serialized, the request pool, checkpoints', () => {
   });
 
   describe('the request pool', () => {
+    /** A task in one slot of `pool` (as the client holds one for a send). */
+    async function inSlot<T>(pool: Pool, task: () => Promise<T>): Promise<T> {
+      const ticket = await pool.take(undefined, false);
+      try {
+        return await task();
+      } finally {
+        pool.give(ticket, ANSWERED);
+      }
+    }
+
     it('starts at most `limit` tasks at once, and the next one as soon as a slot frees', async () => {
       const pool = new Pool(3);
       const gates = Array.from({ length: 7 }, () => gate());
@@ -225,7 +236,7 @@ describe('a run: serialized, the request pool, checkpoints', () => {
       let peak = 0;
       const started: number[] = [];
       const runs = gates.map((g, i) =>
-        pool.run(async () => {
+        inSlot(pool, async () => {
           active += 1;
           peak = Math.max(peak, active);
           started.push(i);
@@ -247,15 +258,20 @@ describe('a run: serialized, the request pool, checkpoints', () => {
       expect(pool.running).toBe(0);
     });
 
-    it('passes a task its error, frees its slot, and the queued task runs', async () => {
+    it('lets a failed attempt back in first, and rejects a waiting take when its signal aborts', async () => {
       const pool = new Pool(1);
-      const failing = pool.run(async () => {
-        await settle(1);
-        throw new Error('the service said no');
-      });
-      const queued = pool.run(async () => 'ran');
-      await expect(failing).rejects.toThrow('the service said no');
-      expect(await queued).toBe('ran');
+      const first = await pool.take(undefined, false);
+      const order: string[] = [];
+      const fresh = pool.take(undefined, false).then((t) => (order.push('fresh'), t));
+      const again = pool.take(undefined, true).then((t) => (order.push('again'), t));
+      const stop = new AbortController();
+      const stopped = pool.take(stop.signal, false);
+      stop.abort(new Error('run stopped'));
+      await expect(stopped).rejects.toThrow('run stopped');
+      pool.give(first, FAILED);
+      pool.give(await again, ANSWERED);
+      pool.give(await fresh, ANSWERED);
+      expect(order).toEqual(['again', 'fresh']);
       expect(pool.running).toBe(0);
     });
 
