@@ -13,7 +13,7 @@ import type { Intent, IntentEntry } from '../../src/state/index.js';
 import type { MirroredContact } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { inTurns, mapInTurns } from './turns.js';
-import { deadLetter, deadLetterIfRejected } from './dead-letters.js';
+import { deadLetter, deadLetterIfRejected, resolveDeadLetters } from './dead-letters.js';
 
 const MAX_CREATE_ATTEMPTS = 3;
 
@@ -40,7 +40,8 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
   const earlier = await stores.intents.beginMany(ctx.tenant, [...fresh.values()]);
   // Unchanged contacts' cells (a pushed contact's are written with its id-map entry).
   const mirrored: MirroredContact[] = [];
-  const pushed: string[] = [];
+  // Contacts whose content is in the service now (pushed, or unchanged and mapped): their dead letters end.
+  const inService: string[] = [];
 
   await inTurns(planned, ({ rec, decision: batched }) =>
     ctx.serialized('contacts', rec.id, snapshot, async (waited) => {
@@ -58,6 +59,7 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
       if (decision.kind === 'unchanged') {
         ctx.count('contacts', 'skipped');
         mirrored.push(project(rec, decision.uuid));
+        inService.push(rec.id);
         return;
       }
       if (decision.kind === 'skip') {
@@ -77,13 +79,10 @@ export async function pushContacts(ctx: RunContext, records: ContactRecord[]): P
       const entry = { id: rec.id, uuid: pushedAs.uuid, hash: decision.hash, mirror: mirror.segment('contacts', project(rec, pushedAs.uuid)) };
       await ctx.writer.set('contacts', entry, { endIntent: pushedAs.viaIntent });
       ctx.noteDropped('contacts', rec.id, decision.dropped);
-      pushed.push(rec.id);
+      inService.push(rec.id);
     }),
   );
-  await Promise.all([
-    mirror.putMany(ctx.tenant, 'contacts', mirrored),
-    pushed.length > 0 ? stores.deadLetters.remove(ctx.tenant, pushed.map((id) => ({ entity: 'contacts' as const, platformId: id }))) : undefined,
-  ]);
+  await Promise.all([mirror.putMany(ctx.tenant, 'contacts', mirrored), resolveDeadLetters(ctx, 'contacts', inService)]);
 }
 
 function project(rec: ContactRecord, uuid: string): MirroredContact {

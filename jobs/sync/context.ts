@@ -37,7 +37,23 @@ export interface SyncMetrics {
 }
 /** `fieldsDropped`: records pushed with an optional field left out or cut (also counted as created or updated). */
 /** `setAside`: records whose write was unsettled after its retries, pushed again at the end of the run. */
-export type RecordOutcome = 'created' | 'updated' | 'skipped' | 'deadLettered' | 'adopted' | 'pending' | 'unlinked' | 'badRecords' | 'fieldsDropped' | 'setAside';
+/**
+ * `resolved`: records whose dead letter left the store: their content is in the service now, pushed by this run
+ * or found unchanged with an id-map entry (for a payment, also one with nothing to update: unlinked, deleted). Also
+ * counted as created, updated, skipped or unlinked.
+ */
+export type RecordOutcome =
+  | 'created'
+  | 'updated'
+  | 'skipped'
+  | 'deadLettered'
+  | 'adopted'
+  | 'pending'
+  | 'unlinked'
+  | 'badRecords'
+  | 'fieldsDropped'
+  | 'setAside'
+  | 'resolved';
 
 export interface RunServices {
   logger: Logger;

@@ -20,6 +20,18 @@ export async function deadLetter(
   ]);
 }
 
+/**
+ * Ends the dead letters of records whose content is now in the service: pushed by this run, or found unchanged
+ * with an id-map entry (a hash is stored only once its content is pushed, never with a dead letter, so an
+ * unchanged record is one whose content the service holds). Counts those that had one as `resolved`; records
+ * without one cost no request, only their share of one Lua call per page.
+ */
+export async function resolveDeadLetters(ctx: RunContext, entity: Entity, platformIds: readonly string[]): Promise<void> {
+  if (platformIds.length === 0) return;
+  const removed = await ctx.services.stores.deadLetters.remove(ctx.tenant, platformIds.map((platformId) => ({ entity, platformId })));
+  if (removed > 0) ctx.count(entity, 'resolved', removed);
+}
+
 /** The code of a record set aside: its write may or may not have happened (see `setAside`). */
 export const UNSETTLED = 'UNSETTLED';
 /** With no request answered for this long, the service is down: a failing record ends the run instead. */

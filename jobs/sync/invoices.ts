@@ -11,7 +11,7 @@ import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { inTurns } from './turns.js';
 import { pushContacts } from './contacts.js';
-import { deadLetter, deadLetterIfRejected, reportBad } from './dead-letters.js';
+import { deadLetter, deadLetterIfRejected, reportBad, resolveDeadLetters } from './dead-letters.js';
 
 /** Pushes one page of invoice records. `fromPending` marks records replayed from the pending store. */
 export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): Promise<void> {
@@ -51,7 +51,7 @@ export async function pushInvoices(ctx: RunContext, records: InvoiceRecord[]): P
     mirror.putMany(ctx.tenant, 'invoices', mirrored),
     pending.length > 0 ? stores.pending.add(ctx.tenant, pending) : undefined,
     resolved.length > 0 ? stores.pending.remove(ctx.tenant, resolved) : undefined,
-    resolved.length > 0 ? stores.deadLetters.remove(ctx.tenant, resolved.map((id) => ({ entity: 'invoices' as const, platformId: id }))) : undefined,
+    resolveDeadLetters(ctx, 'invoices', resolved),
   ]);
 }
 

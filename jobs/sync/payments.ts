@@ -9,7 +9,7 @@ import type { PaymentRecord } from '../../src/platforms/records.js';
 import type { MirroredInvoice } from '../../src/state/record-mirror.js';
 import type { RunContext } from './context.js';
 import { inTurns } from './turns.js';
-import { deadLetterIfRejected } from './dead-letters.js';
+import { deadLetterIfRejected, resolveDeadLetters } from './dead-letters.js';
 import { mirroredInvoice, pushOne } from './invoices.js';
 
 export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): Promise<void> {
@@ -22,7 +22,10 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
   const snapshot = ctx.snapshot();
   const states = await stores.records.getMany(ctx.tenant, 'payments', records.map((r) => r.id));
   const touchedInvoices = new Set<string>();
-  const updated: string[] = [];
+  // Payments whose content is settled now: updated, unchanged (a payment's hash is stored only once its content is
+  // settled, never by a dead letter), or with nothing a request could update (unlinked, deleted). Their dead
+  // letters end: a replay of an older content would only undo the newer one.
+  const settled: string[] = [];
 
   await inTurns(records, (rec) =>
     ctx.serialized('payments', rec.id, snapshot, async (waited) => {
@@ -30,6 +33,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
       const decision = decidePayment(rec, known);
       if (decision.kind === 'unchanged') {
         ctx.count('payments', 'skipped');
+        settled.push(rec.id);
         return;
       }
       touchedInvoices.add(rec.invoiceId);
@@ -41,6 +45,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
           if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
         } else ctx.count('payments', 'skipped');
         await ctx.writer.set('payments', { id: rec.id, hash: decision.hash });
+        settled.push(rec.id);
         return;
       }
       const { uuid, body, hash } = decision;
@@ -52,6 +57,7 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
           ctx.note(`payments ${rec.id}: the service has no payment ${uuid}`);
           if (ctx.unlinkedPayments.length < 1000) ctx.unlinkedPayments.push(rec.id);
           await ctx.writer.set('payments', { id: rec.id, hash });
+          settled.push(rec.id);
           return;
         }
         await deadLetterIfRejected(ctx, 'payments', rec.id, rec, err);
@@ -59,10 +65,10 @@ export async function pushPayments(ctx: RunContext, records: PaymentRecord[]): P
       }
       ctx.count('payments', 'updated');
       await ctx.writer.set('payments', { id: rec.id, uuid, hash });
-      updated.push(rec.id);
+      settled.push(rec.id);
     }),
   );
-  if (updated.length > 0) await stores.deadLetters.remove(ctx.tenant, updated.map((id) => ({ entity: 'payments' as const, platformId: id })));
+  await resolveDeadLetters(ctx, 'payments', settled);
   // An invoice still being pushed by this run (the invoice listing's last pages) read its balance before these
   // payments were in the ledger: it is pushed again once its page ends (and mirrored).
   await ctx.whenPushed('invoices', touchedInvoices);

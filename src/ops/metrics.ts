@@ -156,7 +156,7 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     records: outcomeCounter(
       talliedCounter({
         name: 'collections_sync_records_total',
-        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped)',
+        help: 'Records by tenant, entity and outcome (created, updated, skipped, dead_lettered, adopted, pending, unlinked, bad_records, fields_dropped, resolved: a dead letter ended)',
         labelNames: ['tenant', 'entity', 'outcome'] as const,
         registers: r,
       }),

@@ -33,7 +33,7 @@ export const faultSettingsSchema = z.strictObject({
     .array(
       z.strictObject({
         route: z.string().min(1).optional(),
-        fault: z.enum(['500', '503', '429', 'reset', 'drop']),
+        fault: z.enum(['500', '503', '422', '429', 'reset', 'drop']),
         count: z.number().int().min(0),
         retryAfterS: z.number().int().min(0).optional(),
         matching: z.string().min(1).optional(),
@@ -45,7 +45,7 @@ export const faultSettingsSchema = z.strictObject({
 /** What to do with one request, decided before processing it. */
 export type FaultDecision =
   | { kind: 'none' }
-  | { kind: 'status'; status: 500 | 503 }
+  | { kind: 'status'; status: 500 | 503 | 422 }
   | { kind: '429'; retryAfterS: number; source: '429' | 'rate-limit' }
   | { kind: 'reset' }
   | { kind: 'drop' };
@@ -122,6 +122,8 @@ export class FaultPlan {
         return { kind: 'status', status: 500 };
       case '503':
         return { kind: 'status', status: 503 };
+      case '422':
+        return { kind: 'status', status: 422 };
       case '429':
         return { kind: '429', retryAfterS: entry.retryAfterS ?? this.#s.retryAfterS, source: '429' };
       case 'reset':

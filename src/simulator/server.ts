@@ -2,7 +2,7 @@
  * The simulator's HTTP server (node:http, keep-alive friendly) and the path of one request:
  *
  *   API request:   route -> token checked on arrival (401) -> in flight -> body -> rate limit (429)
- *                  -> fault decision (script, then random rates) -> reset | latency -> 5xx | 429 | process -> drop | answer
+ *                  -> fault decision (script, then random rates) -> reset | latency -> 5xx | 422 | 429 | process -> drop | answer
  *   token request: route -> body -> fault decision -> reset | latency -> 5xx | 429 | issue -> drop | answer
  *   /__sim:        admin, no auth, no faults, not counted.
  *
@@ -70,7 +70,8 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     if (decision.kind === 'status') {
       counters.fault(String(decision.status));
       counters.request(route, String(decision.status));
-      send(res, { status: decision.status, body: { detail: 'Internal error (simulated)' } });
+      const detail = decision.status === 422 ? [{ loc: ['body'], msg: 'Rejected (simulated)', type: 'value_error' }] : 'Internal error (simulated)';
+      send(res, { status: decision.status, body: { detail } });
       return;
     }
     if (decision.kind === '429') {

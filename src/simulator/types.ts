@@ -4,7 +4,8 @@
  */
 import type { Contact, ContactCreate, Invoice, Payment } from '../collections/schemas.js';
 
-export type ScriptFault = '500' | '503' | '429' | 'reset' | 'drop';
+/** `422`: refused before processing with a FastAPI-shaped detail (a record the service rejects, then accepts). */
+export type ScriptFault = '500' | '503' | '422' | '429' | 'reset' | 'drop';
 
 export interface ScriptEntry {
   /** A route such as 'POST /contact' (see `ROUTES`); any route, the token endpoint included, when absent. */
@@ -69,7 +70,7 @@ export interface SimulatorCounters {
    * divided by `t`, the mean number in flight at the service (how full a client keeps its pool).
    */
   inFlightMsByClient: Record<string, number>;
-  /** '500', '503', '429', 'reset', 'drop' (script and random rates) and 'rate-limit' (token bucket). */
+  /** '500', '503', '422', '429', 'reset', 'drop' (script and random rates) and 'rate-limit' (token bucket). */
   faultsInjected: Record<string, number>;
   /** Committed write requests: contact create/update, invoice upsert, payment update, calls (one per request). */
   writesCommitted: number;

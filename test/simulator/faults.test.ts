@@ -62,6 +62,18 @@ describe('simulator: faults and load knobs', () => {
     expect(c.writesCommitted).toBe(1);
   });
 
+  it('422: refused before processing with a FastAPI-shaped detail, nothing is committed', async () => {
+    sim.setFaults({ script: [{ route: 'POST /contact', fault: '422', count: 1, matching: '"name":"refused"' }] });
+    const r = await createContact('refused');
+    expect(r.status).toBe(422);
+    expect(r.body).toEqual({ detail: [{ loc: ['body'], msg: 'Rejected (simulated)', type: 'value_error' }] });
+    expect(names()).toEqual([]);
+    expect((await createContact('refused')).status).toBe(200);
+    expect(names()).toEqual(['refused']);
+    expect(sim.counters().faultsInjected).toEqual({ '422': 1 });
+    expect(sim.counters().writesCommitted).toBe(1);
+  });
+
   it('drop: the write is committed though the client only sees a socket error', async () => {
     sim.setFaults({ script: [{ route: 'POST /contact', fault: 'drop', count: 1 }] });
     await expect(createContact('committed')).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
