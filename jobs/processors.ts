@@ -5,10 +5,12 @@
  */
 import type { Processor } from 'bullmq';
 import type { App } from '../src/app.js';
+import { CampaignStore } from '../src/calls/index.js';
 import { authUrlOf } from '../src/config/tenants.js';
 import type { TenantConfig } from '../src/config/tenants.js';
-import type { QUEUES } from '../src/queues/index.js';
+import { byJobName, type QUEUES } from '../src/queues/index.js';
 import { createCallsProcessor } from './calls/processor.js';
+import { createHousekeepingProcessor } from './housekeeping.js';
 import { createRefreshTokenProcessor } from './refresh-token.js';
 import { createTickProcessor } from './schedule-tick.js';
 import { createSyncProcessor } from './sync/processor.js';
@@ -49,7 +51,19 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
             }
           : {}),
       }),
-    schedule: () => createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger }),
+    schedule: () =>
+      byJobName<unknown>(
+        createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger }),
+        createHousekeepingProcessor({
+          tenantIds: () => app.tenants().map((t) => t.id),
+          deadLetters: app.stores.deadLetters,
+          campaigns: new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 }),
+          webhookEvents: app.webhookEvents,
+          deadLetterMaxAgeMs: env.DEAD_LETTER_MAX_AGE_DAYS * 86_400_000,
+          redisDown: () => app.outage.down,
+          logger,
+        }),
+      ),
     refreshToken: () =>
       createRefreshTokenProcessor({
         refresher: app.auth.refresher,
