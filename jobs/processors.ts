@@ -5,15 +5,49 @@
  */
 import type { Processor } from 'bullmq';
 import type { App } from '../src/app.js';
+import { CampaignStore } from '../src/calls/index.js';
+import type { Env } from '../src/config/env.js';
 import { authUrlOf } from '../src/config/tenants.js';
 import type { TenantConfig } from '../src/config/tenants.js';
-import type { QUEUES } from '../src/queues/index.js';
+import { byJobName, type QUEUES } from '../src/queues/index.js';
 import { createCallsProcessor } from './calls/processor.js';
+import { createHousekeepingProcessor } from './housekeeping.js';
 import { createRefreshTokenProcessor } from './refresh-token.js';
 import { createTickProcessor } from './schedule-tick.js';
-import { createSyncProcessor } from './sync/processor.js';
+import { createSyncProcessor, type SyncProcessorDeps } from './sync/processor.js';
 
 export type QueueProcessors = Record<keyof typeof QUEUES, () => Processor>;
+
+/** A sync run's settings, from the environment. */
+function syncSettingsOf(env: Env): SyncProcessorDeps['settings'] {
+  return {
+    pageSize: env.SYNC_PAGE_SIZE,
+    lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
+    pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
+    ambiguousRecheckMs: 500,
+    syncConcurrency: env.SYNC_CONCURRENCY,
+    inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
+    runLockTtlMs: env.JOB_LOCK_MS,
+    runsKept: env.RUNS_KEPT,
+  };
+}
+
+/** The schedule queue holds two jobs: the tenants' schedule ticks and the fleet's housekeeping passes. */
+function createScheduleProcessor(app: App): Processor {
+  const { env, logger } = app;
+  return byJobName<unknown>(
+    createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger }),
+    createHousekeepingProcessor({
+      tenantIds: () => app.tenants().map((t) => t.id),
+      deadLetters: app.stores.deadLetters,
+      campaigns: new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 }),
+      webhookEvents: app.webhookEvents,
+      deadLetterMaxAgeMs: env.DEAD_LETTER_MAX_AGE_DAYS * 86_400_000,
+      redisDown: () => app.outage.down,
+      logger,
+    }),
+  );
+}
 
 export function createProcessors(app: App, shutdown: AbortSignal): QueueProcessors {
   const { env, logger, metrics } = app;
@@ -26,16 +60,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         stores: app.stores,
         flags: app.flags,
         adapterFor: (t) => app.adapterFor(t),
-        settings: {
-          pageSize: env.SYNC_PAGE_SIZE,
-          lookbackMs: env.CURSOR_LOOKBACK_S * 1000,
-          pendingMaxWaitMs: env.PENDING_MAX_WAIT_S * 1000,
-          ambiguousRecheckMs: 500,
-          syncConcurrency: env.SYNC_CONCURRENCY,
-          inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
-          runLockTtlMs: env.JOB_LOCK_MS,
-          runsKept: env.RUNS_KEPT,
-        },
+        settings: syncSettingsOf(env),
         shutdown,
         ...(metrics
           ? {
@@ -49,7 +74,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
             }
           : {}),
       }),
-    schedule: () => createTickProcessor({ syncQueue: app.queues.sync, knows: (id) => app.tenant(id) !== undefined, logger }),
+    schedule: () => createScheduleProcessor(app),
     refreshToken: () =>
       createRefreshTokenProcessor({
         refresher: app.auth.refresher,

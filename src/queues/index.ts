@@ -15,7 +15,7 @@ export { addJob, campaignJobId, JOBS } from './jobs.js';
 export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
 export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
 export { jobOfRequest, workersOf, type JobRef, type JobView } from './job-watch.js';
-export { ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, type WantedScheduler } from './schedulers.js';
+export { ensureHousekeepingSchedule, ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, HOUSEKEEPING_EVERY_MS, type WantedScheduler } from './schedulers.js';
 export { DEFAULT_JOB_OPTIONS, KEEP_COMPLETED, KEEP_FAILED, workerOptions } from './options.js';
 export { byJobName, defineProcessor, hopeless, reschedule, type JobAttempt, type JobHandler, type JobProcessor, type ProcessorOptions } from './processor.js';
 

@@ -81,6 +81,12 @@ const webhookEventJobSchema = z.strictObject({
   receivedAt: epochMs('when the event was received (epoch milliseconds)'),
 });
 
+/** A housekeeping pass: nothing to name, it works every tenant in force (the scheduler's template is the whole job). */
+const housekeepingJobSchema = z.strictObject({});
+
+/** The id of the one housekeeping scheduler of the fleet. */
+export const HOUSEKEEPING_SCHEDULER_ID = 'housekeeping';
+
 const REFRESH_ID: readonly IdPart<{ clientKey: string }>[] = ['refresh', { field: 'clientKey' }];
 
 /** The id of a client's refresh scheduler, and of its on-demand rotation while one waits. */
@@ -142,6 +148,18 @@ export const JOBS = {
     name: 'schedule-tick',
     schema: scheduleTickSchema,
     schedulerId: (d) => jobId('tick', d.tenantId, d.mode),
+  }),
+  /**
+   * Housekeeping: drop what would otherwise grow without end (expired dead letters, unknown outcomes of expired
+   * campaigns, webhook events past their bounds). One scheduler for the fleet, so one pass per interval however many
+   * workers run (decision 0130). A pass that fails is not retried: the next interval runs it again.
+   */
+  housekeeping: kind({
+    queue: 'schedule',
+    name: 'housekeeping',
+    schema: housekeepingJobSchema,
+    schedulerId: () => HOUSEKEEPING_SCHEDULER_ID,
+    scheduledOptions: { attempts: 1 },
   }),
   /** A token rotation of one client: the only path to the token endpoint. */
   refresh: kind({

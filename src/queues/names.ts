@@ -9,7 +9,7 @@ export const QUEUES = {
   refreshToken: 'refresh-token',
   /** AI collection calls. */
   calls: 'calls',
-  /** Scheduler ticks: per-tenant schedules enqueue deduplicated sync jobs from here. */
+  /** Scheduler ticks: per-tenant schedules enqueue deduplicated sync jobs from here; the fleet's housekeeping. */
   schedule: 'schedule',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,6 +1,7 @@
 /**
  * Job schedulers (BullMQ 6; legacy repeatable jobs are gone), kept in step with the tenants file: one
- * upsert-and-prune for every scheduled job, the sync ticks of each tenant and the token refreshes of each client.
+ * upsert-and-prune for every scheduled job: the sync ticks of each tenant, the token refreshes of each client and the
+ * fleet's one housekeeping scheduler.
  * Call it from ONE place at a time (the worker, under its schedules lock, at start and on a tenants-file change):
  * concurrent upserts have made duplicates and stopped schedulers (bullmq #2876, #3381). No deduplication in a
  * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
@@ -14,7 +15,10 @@ import { jobKind, parseJobData, type JobData, type JobInput } from './jobs.js';
 /** How often a tenant without a `schedule.every` or `cron` is synced. */
 export const DEFAULT_EVERY_MS = 15 * 60_000;
 
-type ScheduledJob = 'tick' | 'refresh';
+/** How often the fleet runs a housekeeping pass (one pass per interval, whatever the number of workers). */
+export const HOUSEKEEPING_EVERY_MS = 3_600_000;
+
+type ScheduledJob = 'tick' | 'refresh' | 'housekeeping';
 
 export interface WantedScheduler<K extends ScheduledJob> {
   /** The data of every job it makes; its id comes from the job table (`schedulerId`). */
@@ -90,4 +94,12 @@ export async function ensureRefreshSchedules(
     repeat: { every: everyMs },
   }));
   return ensureSchedulers(queue, 'refresh', wanted, logger);
+}
+
+/**
+ * The fleet's one housekeeping scheduler (`every` = `everyMs`). A new or changed scheduler runs its first pass at
+ * once (BullMQ: an `every` scheduler starts immediately); re-upserting it unchanged starts nothing.
+ */
+export async function ensureHousekeepingSchedule(scheduleQueue: Queue, everyMs = HOUSEKEEPING_EVERY_MS, logger?: Logger): Promise<{ upserted: string[]; removed: string[] }> {
+  return ensureSchedulers(scheduleQueue, 'housekeeping', [{ data: {}, repeat: { every: everyMs } }], logger);
 }

@@ -96,7 +96,8 @@ describe('tenants file with a bad schedule', () => {
     const schedulers = async () =>
       (await app.queues.schedule.getJobSchedulers(0, -1)).map((s) => ({ key: s.key, pattern: s.pattern, tz: s.tz, every: s.every })).sort((a, b) => a.key.localeCompare(b.key));
     const schedulesBefore = await schedulers();
-    expect(schedulesBefore.map((s) => s.key)).toEqual(['tick.alpha.incremental', 'tick.alpha.reconcile', 'tick.beta.incremental', 'tick.beta.reconcile']);
+    // The fleet's housekeeping scheduler is put in place with them, and stays whatever the tenants.
+    expect(schedulesBefore.map((s) => s.key)).toEqual(['housekeeping', 'tick.alpha.incremental', 'tick.alpha.reconcile', 'tick.beta.incremental', 'tick.beta.reconcile']);
 
     // alpha changes, beta gets a cron BullMQ cannot schedule, gamma is new: nothing of it may be applied.
     await writeFile(
@@ -129,6 +130,6 @@ describe('tenants file with a bad schedule', () => {
     );
     while (!said(/tenants file reloaded/)) await sleep(50);
     expect(app.tenants().map((t) => t.id)).toEqual(['alpha', 'gamma']);
-    expect((await schedulers()).map((s) => s.key)).toEqual(['tick.alpha.incremental', 'tick.alpha.reconcile', 'tick.gamma.incremental', 'tick.gamma.reconcile']);
+    expect((await schedulers()).map((s) => s.key)).toEqual(['housekeeping', 'tick.alpha.incremental', 'tick.alpha.reconcile', 'tick.gamma.incremental', 'tick.gamma.reconcile']);
   });
 });
