@@ -41,12 +41,6 @@ export function packedMap(prefix: string, tenant: string, entity: Entity, first 
   };
 }
 
-/** The old hash of one segment of an entity (`ids` for 1, `cache` for 2, a ledger for 3), if it has one. */
-export function oldKeyOf(prefix: string, tenant: string, entity: Entity, segment: 1 | 2 | 3): string | undefined {
-  const kind = { 1: 'i', 2: 'm', 3: entity === 'payments' ? 'p' : 'v' }[segment];
-  return oldKeys(prefix, tenant, entity).find(([, k]) => k === kind)?.[0];
-}
-
 function asBuffer(v: unknown): Buffer | undefined {
   return Buffer.isBuffer(v) ? v : typeof v === 'string' ? Buffer.from(v) : undefined;
 }

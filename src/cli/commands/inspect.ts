@@ -33,7 +33,7 @@ export function registerInspect(program: Command): void {
 
   program
     .command('id-map')
-    .alias('mapping') // its first name, kept for scripts (issue 11: "mapping" is the mappers' room)
+    .alias('mapping') // its first name, kept for scripts ("mapping" is now the mappers' room)
     .description('id maps (old name: mapping, deprecated)')
     .command('rebuild')
     .description("forget the tenant's id maps and hashes; the next run adopts the service's contacts by extPlatformId and re-pushes once")
