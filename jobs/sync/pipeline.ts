@@ -13,7 +13,7 @@ import { ENTITIES, type Entity } from '../../src/glossary.js';
 import { checkRecord } from '../../src/platforms/records.js';
 import { compareCursor, PlatformRateLimitedError, type BadRecord, type Cursor, type Page } from '../../src/platforms/types.js';
 import type { DeadLetterEntry } from '../../src/state/index.js';
-import { sleep } from '../../src/sleep.js';
+import { retry, type RetryPolicy } from '../../src/retry.js';
 import { readFrom } from '../../src/sync/read-from.js';
 import type { RunContext } from './context.js';
 import { pushContacts } from './contacts.js';
@@ -57,6 +57,19 @@ export function inTheFuture(updatedAt: string, now: number): boolean {
 
 /** A platform minute limit shorter than this is waited out in place; longer ones reschedule the run. */
 const MAX_INLINE_WAIT_MS = 5_000;
+
+/**
+ * A page read that hit a short platform rate limit (not the daily one, at most MAX_INLINE_WAIT_MS) is read again once
+ * the platform's wait is over, as often as it comes. No back-off of ours and no jitter: the platform said when (its
+ * limiter already spreads processes), so the wait is exactly its Retry-After.
+ */
+const SHORT_RATE_LIMIT: RetryPolicy = {
+  retries: Infinity,
+  baseMs: 0,
+  capMs: 0,
+  jitter: 'none',
+  retryable: (err) => err instanceof PlatformRateLimitedError && err.scope !== 'day' && err.retryAfterMs <= MAX_INLINE_WAIT_MS,
+};
 
 export function entitiesOf(mode: RunContext['mode']): Entity[] {
   return mode === 'reconcile' ? ['invoices'] : [...ENTITIES];
@@ -378,22 +391,22 @@ async function readPage(
   entity: Entity,
   req: { since: Cursor | undefined; pageToken: string | undefined; pageSize: number },
 ): Promise<Page<Entity>> {
-  for (;;) {
-    try {
-      return await ctx.services.adapter.readPage(entity, {
+  return retry(
+    () =>
+      ctx.services.adapter.readPage(entity, {
         pageSize: req.pageSize,
         signal: ctx.signal,
         ...(req.since ? { since: req.since } : {}),
         ...(req.pageToken !== undefined ? { pageToken: req.pageToken } : {}),
-      });
-    } catch (err) {
-      if (err instanceof PlatformRateLimitedError && err.scope !== 'day' && err.retryAfterMs <= MAX_INLINE_WAIT_MS) {
-        ctx.services.logger.info({ tenant: ctx.tenant, entity, waitMs: err.retryAfterMs, scope: err.scope }, 'platform rate limit: waiting');
-        await sleep(err.retryAfterMs, ctx.signal);
-        ctx.throwIfAborted();
-        continue;
-      }
-      throw err;
-    }
-  }
+      }),
+    SHORT_RATE_LIMIT,
+    {
+      signal: ctx.signal,
+      wait: (err) => (err as PlatformRateLimitedError).retryAfterMs,
+      onRetry: ({ error }) => {
+        const limited = error as PlatformRateLimitedError;
+        ctx.services.logger.info({ tenant: ctx.tenant, entity, waitMs: limited.retryAfterMs, scope: limited.scope }, 'platform rate limit: waiting');
+      },
+    },
+  );
 }

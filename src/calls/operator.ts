@@ -6,6 +6,7 @@
 import type { CampaignStore } from './campaign-store.js';
 import type { CallLedger } from './call-ledger.js';
 import { FINAL_STATUSES, type CampaignMeta, type EntryRecord } from './types.js';
+import { sleep } from '../sleep.js';
 
 export class OperatorError extends Error {
   readonly code = 'CALLS_OPERATOR_REFUSED';
@@ -63,6 +64,6 @@ export async function waitForCampaign(
     if (meta && FINAL_STATUSES.includes(meta.status)) return meta;
     if (meta) o.onProgress?.(meta);
     if (Date.now() > deadline) throw new CampaignWaitTimeout(`campaign ${id} did not end within the wait`);
-    await new Promise((r) => setTimeout(r, o.pollMs ?? 200));
+    await sleep(o.pollMs ?? 200, o.signal);
   }
 }

@@ -191,11 +191,5 @@ export function errorCode(err: unknown): CollectionsErrorCode | 'UNKNOWN' {
   return isCollectionsError(err) ? err.code : 'UNKNOWN';
 }
 
-/** Retry-After as milliseconds from `nowMs`: delta-seconds or an HTTP-date; undefined when unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs = Date.now()): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
-}
+/** Retry-After as milliseconds: the app's one parser (src/retry.ts), shared with the platforms' rate limiter. */
+export { parseRetryAfter } from '../retry.js';

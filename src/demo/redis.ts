@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { sleep } from '../sleep.js';
 
 export const REDIS_SERVER_MISSING =
   'redis-server is not installed. Install it with `apt-get install redis-server` (Debian/Ubuntu) or `brew install redis`, or set REDIS_URL to a Redis you have.';
@@ -75,7 +76,7 @@ async function spawnOnce(dir: string, port: number): Promise<ChildProcess> {
   child.once('exit', (code) => (failed ??= new Error(`redis-server exited (${code ?? 'signal'}): ${stderr.trim()}`)));
   const deadline = Date.now() + 10_000;
   for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     if (failed) {
       if ((failed as NodeJS.ErrnoException).code === 'ENOENT') throw new DemoRedisError(REDIS_SERVER_MISSING);
       throw failed;

@@ -21,6 +21,7 @@ import { basicAuth } from 'hono/basic-auth';
 import { HTTPException } from 'hono/http-exception';
 import type { Secret } from '../config/secret.js';
 import type { Logger } from '../logger.js';
+import { sleep } from '../sleep.js';
 
 export interface DashboardOptions {
   queues: readonly Queue[];
@@ -118,7 +119,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         const remoteAddress = sourceOf(c);
         const failures = guard.failed(remoteAddress);
         options.logger?.warn({ remoteAddress, username, failures }, 'dashboard: login failed');
-        await new Promise((resolve) => setTimeout(resolve, failureDelayMs));
+        await sleep(failureDelayMs);
         return false;
       },
     }),

@@ -1,9 +1,10 @@
 /**
  * Small helpers the platform adapters share for what comes over the wire: optional text and decimal amounts in
- * zod schemas, one header's value, a short name for a transport error, and the bounded retry of a request
- * (Xero, QuickBooks and the OAuth room).
+ * zod schemas, one header's value, a short name for a transport error, and the retry policy of a request (Xero,
+ * QuickBooks and the OAuth room).
  */
 import { z } from 'zod';
+import type { RetryPolicy } from '../retry.js';
 import { PlatformError, PlatformRateLimitedError } from './types.js';
 
 /** Text that may be absent or null; trimmed, and an empty string counts as absent. */
@@ -41,20 +42,22 @@ export interface RetrySettings {
   retryBaseMs: number;
 }
 
-/** What a failed attempt threw, if a retry can help (PLATFORM_UNAVAILABLE, not a 429); anything else is thrown on. */
-export function retryable(err: unknown): PlatformError {
-  if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || err instanceof PlatformRateLimitedError) throw err;
-  return err;
+/** Whether a retry can help: PLATFORM_UNAVAILABLE (5xx, a transport failure), never a 429 (the sync waits those out). */
+export function isTransient(err: unknown): err is PlatformError {
+  return err instanceof PlatformError && err.code === 'PLATFORM_UNAVAILABLE' && !(err instanceof PlatformRateLimitedError);
 }
 
 /**
- * One more failure: past `settings.retries`, `reason` is thrown; else `warn` is told (with the new count) and the
- * doubling backoff waited out. Returns the new count of failures.
+ * A platform request's retry policy (src/retry.ts): `retries` retries, waits doubling from `retryBaseMs` with equal
+ * jitter (between half and all of it, so processes that failed together do not retry together), capped at the
+ * last one the settings allow (so the figures are the ones the settings name). `retryable` says which failures.
  */
-export async function backOff(failures: number, reason: PlatformError, settings: RetrySettings, warn?: (failures: number) => void): Promise<number> {
-  const n = failures + 1;
-  if (n > settings.retries) throw reason;
-  warn?.(n);
-  await new Promise((r) => setTimeout(r, settings.retryBaseMs * 2 ** (n - 1)));
-  return n;
+export function platformPolicy(settings: RetrySettings, retryable: (err: Error) => boolean): RetryPolicy {
+  return {
+    retries: settings.retries,
+    baseMs: settings.retryBaseMs,
+    capMs: settings.retryBaseMs * 2 ** Math.max(0, settings.retries - 1),
+    jitter: 'equal',
+    retryable,
+  };
 }

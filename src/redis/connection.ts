@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { redisTargetOf, safeRedisUrl, type RedisTarget } from '../config/redis-target.js';
+import { retry, type RetryPolicy } from '../retry.js';
 
 export { redisTargetOf, safeRedisUrl, type RedisTarget } from '../config/redis-target.js';
 
@@ -117,43 +118,72 @@ export async function connectRedis(
   client.on('node error', onNodeError);
   client.on('error', onError);
   let failed = false;
+  const fail = (err: unknown): never => {
+    failed = true;
+    client.disconnect(); // the listeners stay: a closing socket's last error is not printed either
+    throw err;
+  };
   try {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        options.signal?.throwIfAborted();
-        if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await orAbort(client.connect(), options.signal);
-        await orAbort(client.ping(), options.signal);
-        if (t.nodes === undefined && /cluster_enabled:1/.test(await client.info('cluster'))) {
-          client.disconnect();
-          throw new RedisConnectError(`REDIS_URL points at a Redis Cluster node (${t.display}): set REDIS_CLUSTER_NODES to the cluster's seed nodes`);
+    return await retry(
+      async () => {
+        try {
+          options.signal?.throwIfAborted();
+          if (client.status === 'wait' || client.status === 'end' || client.status === 'close') await orAbort(client.connect(), options.signal);
+          await orAbort(client.ping(), options.signal);
+          if (t.nodes === undefined && /cluster_enabled:1/.test(await client.info('cluster'))) {
+            client.disconnect();
+            throw new RedisConnectError(`REDIS_URL points at a Redis Cluster node (${t.display}): set REDIS_CLUSTER_NODES to the cluster's seed nodes`);
+          }
+          return client;
+        } catch (err) {
+          if (err instanceof RedisConnectError) throw err;
+          if (options.signal?.aborted) return fail(options.signal.reason);
+          const fatal = fatalReason(nodeError, t) ?? fatalReason(err as Error, t);
+          if (fatal) return fail(connectError(t, fatal, err));
+          throw new Unreachable(nodeError ?? (err as Error), err);
         }
-        return client;
-      } catch (err) {
-        if (err instanceof RedisConnectError) throw err;
-        if (options.signal?.aborted) {
-          failed = true;
-          client.disconnect();
-          throw options.signal.reason as Error;
-        }
-        const fatal = fatalReason(nodeError, t) ?? fatalReason(err as Error, t);
-        if (!fatal && Date.now() < deadline) {
-          options.onRetry?.(nodeError ?? (err as Error));
+      },
+      CONNECT_RETRY,
+      {
+        deadlineAt: deadline,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onRetry: ({ error }) => {
+          options.onRetry?.((error as Unreachable).reason);
           nodeError = undefined;
-          await orAbort(new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt))), options.signal).catch(() => undefined);
-          continue;
-        }
-        failed = true;
-        client.disconnect(); // the listeners stay: a closing socket's last error is not printed either
-        const why = fatal ?? `cannot reach Redis at ${t.display}: ${(nodeError ?? (err as Error)).message}`;
-        throw new RedisConnectError(`${t.setting}: ${why.replace(/redis(s?):\/\/[^\s,]*/g, (u) => safeRedisUrl(u))}`, { cause: err });
-      }
-    }
+        },
+      },
+    );
+  } catch (err) {
+    if (failed || err instanceof RedisConnectError) throw err;
+    if (options.signal?.aborted) return fail(options.signal.reason);
+    const reason = err instanceof Unreachable ? err.reason : (err as Error);
+    return fail(connectError(t, `cannot reach Redis at ${t.display}: ${reason.message}`, err instanceof Unreachable ? err.cause : err));
   } finally {
     if (!failed) {
       client.off('node error', onNodeError);
       client.off('error', onError);
     }
   }
+}
+
+/**
+ * Connecting again while Redis is unreachable: after 200, 400, 800, 1,600 ms, then every 2 s (equal jitter: between
+ * half and all of it, so a fleet restarting with its Redis does not knock in step), until `waitMs` would pass.
+ */
+const CONNECT_RETRY: RetryPolicy = { retries: Infinity, baseMs: 200, capMs: 2_000, jitter: 'equal', retryable: (err) => err instanceof Unreachable };
+
+/** Redis did not answer this time (worth waiting for); `reason` is the most telling error seen. */
+class Unreachable extends Error {
+  constructor(
+    readonly reason: Error,
+    cause: unknown,
+  ) {
+    super(reason.message, { cause });
+  }
+}
+
+function connectError(t: RedisTarget, why: string, cause: unknown): RedisConnectError {
+  return new RedisConnectError(`${t.setting}: ${why.replace(/redis(s?):\/\/[^\s,]*/g, (u) => safeRedisUrl(u))}`, { cause });
 }
 
 /**

@@ -4,10 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { retry, type RetryPolicy } from '../retry.js';
 import { LuaScript } from './script.js';
 
 const RELEASE = new LuaScript('redis/lua/lock-release', { numKeys: 1 });
 const EXTEND = new LuaScript('redis/lua/lock-extend', { numKeys: 1 });
+
+/** Someone else holds the lock (acquireWithin's retryable failure). */
+class Taken extends Error {}
 
 /**
  * A single-instance Redis lock: `SET key owner NX PX ttl`, released and extended only by its owner
@@ -29,13 +33,25 @@ export class RedisLock {
     return (await this.redis.set(this.key, this.owner, 'PX', this.ttlMs, 'NX')) === 'OK';
   }
 
-  /** Tries until `waitMs` has passed, polling every `pollMs`. */
+  /**
+   * Tries until `waitMs` has passed, polling every `pollMs` (between half and all of it: equal jitter, so processes
+   * waiting for one lock do not poll in step); the last try starts within `waitMs + pollMs`, as a try just before
+   * `waitMs` and one poll would. False when the time is up or `signal` aborts.
+   */
   async acquireWithin(waitMs: number, pollMs = 50, signal?: AbortSignal): Promise<boolean> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      if (await this.acquire()) return true;
-      if (Date.now() >= deadline || signal?.aborted) return false;
-      await new Promise((r) => setTimeout(r, pollMs));
+    const policy: RetryPolicy = { retries: Infinity, baseMs: pollMs, capMs: pollMs, jitter: 'equal', retryable: (err) => err instanceof Taken };
+    try {
+      return await retry(
+        async () => {
+          if (await this.acquire()) return true;
+          throw new Taken();
+        },
+        policy,
+        { deadlineAt: Date.now() + waitMs + pollMs, signal, abortError: () => new Taken() },
+      );
+    } catch (err) {
+      if (err instanceof Taken) return false;
+      throw err;
     }
   }
 

@@ -12,7 +12,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { contactCreateSchema, type ContactCreate } from '../collections/schemas.js';
 import { Counters } from './counters.js';
 import { FaultPlan, type FaultDecision } from './faults.js';
@@ -27,6 +26,7 @@ import { TenantStore } from './store.js';
 import { Templates } from './templates.js';
 import { TokenAuthority } from './tokens.js';
 import type { SeedPayment, Simulator, SimulatorData, SimulatorOptions } from './types.js';
+import { sleep } from '../sleep.js';
 
 const UNKNOWN_ROUTE = '<unknown>';
 const AUTH_DETAIL = {

@@ -3,6 +3,7 @@
  * job or wait behind a running one, so it is served by the first run of its mode that started after it.
  */
 import type { RunRecord, RunStore } from './runs.js';
+import { sleep } from '../sleep.js';
 
 export interface WaitOptions {
   mode: RunRecord['mode'];
@@ -31,6 +32,6 @@ export async function waitForRun(runs: RunStore, tenant: string, options: WaitOp
       options.onProgress?.(mine);
     }
     if (Date.now() > deadline) throw new RunWaitTimeout(`no ${options.mode} run of ${tenant} finished within the wait`);
-    await new Promise((r) => setTimeout(r, pollMs));
+    await sleep(pollMs, options.signal);
   }
 }

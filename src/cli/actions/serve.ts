@@ -6,6 +6,7 @@ import { parseClientsArg, startSimulator } from '../../simulator/index.js';
 import { startWorker, type RunningWorker } from '../../worker.js';
 import { StartAborted, startExitCode } from '../../worker/start-guard.js';
 import { openRuntime, out, printable, untilSignal, UsageError, type Runtime } from '../runtime.js';
+import { sleep } from '../../sleep.js';
 
 /** How long the closing of queues, pools and connections may take after the workers' own deadline. */
 export const SHUTDOWN_GRACE_MS = 5_000;
@@ -136,8 +137,6 @@ function flushed(logger: Logger): Promise<void> {
     });
   });
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function simulator(o: { port: string; host: string; clients: string; latency: string; tokenLifetime: string }): Promise<void> {
   const port = Number(o.port);

@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
+import { retry, type RetryPolicy } from '../../retry.js';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
 import type { AccessToken, PlatformAuth } from './oauth.js';
 import { describe, retryAfterMs, type LimitScope, type PlatformRateLimiter } from './rate-limiter.js';
@@ -56,6 +57,15 @@ export interface OAuthAccessOptions {
 
 const TOKEN_RETRIES = 2;
 
+/**
+ * A token fetch that failed retryably (PLATFORM_UNAVAILABLE: the endpoint down, another process's refresh too slow)
+ * is tried again after 250 ms, then 500 ms, ... (equal jitter: between half and all of it), the last wait capped at
+ * what `retries` allows.
+ */
+export function tokenPolicy(retries: number): RetryPolicy {
+  return { retries, baseMs: 250, capMs: 250 * 2 ** Math.max(0, retries - 1), jitter: 'equal', retryable: (err) => err instanceof PlatformError && err.code === 'PLATFORM_UNAVAILABLE' };
+}
+
 /** The access for one connection, over its token chain and its limiter (both shared through Redis). */
 export function oauthAccess(o: OAuthAccessOptions): OAuthAccess {
   // The versions of the tokens handed out lately: a 401 names the token, the chain wants its version.
@@ -65,18 +75,11 @@ export function oauthAccess(o: OAuthAccessOptions): OAuthAccess {
     if (versions.size > 16) versions.delete(versions.keys().next().value!);
     return a.token;
   };
-  const retries = o.tokenRetries ?? TOKEN_RETRIES;
-  const fetch = async (rejected?: number): Promise<AccessToken> => {
-    for (let failures = 0; ; failures += 1) {
-      try {
-        return await o.auth.accessToken(rejected);
-      } catch (err) {
-        if (!(err instanceof PlatformError) || err.code !== 'PLATFORM_UNAVAILABLE' || failures >= retries) throw err;
-        o.logger?.warn({ connection: o.connection, failures: failures + 1, reason: err.message }, `${o.name}: retrying the token`);
-        await new Promise((r) => setTimeout(r, 250 * 2 ** failures));
-      }
-    }
-  };
+  const policy = tokenPolicy(o.tokenRetries ?? TOKEN_RETRIES);
+  const fetch = (rejected?: number): Promise<AccessToken> =>
+    retry(() => o.auth.accessToken(rejected), policy, {
+      onRetry: ({ error, attemptNumber }) => o.logger?.warn({ connection: o.connection, failures: attemptNumber, reason: error.message }, `${o.name}: retrying the token`),
+    });
   return {
     async token() {
       return remember(await fetch());

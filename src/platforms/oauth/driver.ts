@@ -14,7 +14,8 @@
 import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { PlatformError, PlatformRateLimitedError } from '../types.js';
-import { backOff, errorName, headerValue, retryable, type RetrySettings } from '../wire.js';
+import { retry } from '../../retry.js';
+import { errorName, headerValue, isTransient, platformPolicy, type RetrySettings } from '../wire.js';
 import type { OAuthAccess } from './access.js';
 import type { LimitScope } from './rate-limiter.js';
 
@@ -78,47 +79,52 @@ export class PlatformDriver {
   async get<T>(call: DriverCall<T>, signal?: AbortSignal): Promise<T> {
     const { platform, access, settings, logger } = this.o;
     const name = platform.name;
-    let failures = 0;
     let refreshed = false;
     let token: string | undefined;
     let rejected: string | undefined;
-    for (;;) {
-      signal?.throwIfAborted();
-      // The access retries a token fetch itself (bounded); its failure ends the call.
-      if (rejected !== undefined) token = await access.onUnauthorized(rejected);
-      rejected = undefined;
-      token ??= await access.token();
-      let retryReason: PlatformError;
-      const lease = await access.lease(signal);
-      try {
-        const answer = await this.send(call, token, signal);
-        await access.observe?.(answer.headers);
-        const verdict = call.classify(answer);
-        if (verdict.kind === 'ok') return verdict.value;
-        const trace = platform.trace?.(answer);
-        const tail = trace ? ` (${trace.text})` : '';
-        if (verdict.kind === 'unauthorized') {
-          if (refreshed) throw platform.unauthorized(call.what, `${verdict.detail}${tail}`);
-          refreshed = true;
-          rejected = token;
-          logger?.info({ call: call.what, ...trace?.fields }, `${name}: 401, refreshing the access token once`);
-          continue;
+    // Only what the send and its answer threw is retried here: a token fetch retries itself (access.ts) and a
+    // spent limit is the sync's to wait out, so those end the call as they are.
+    const transient = new WeakSet<Error>();
+    const attempt = async (): Promise<T> => {
+      for (;;) {
+        signal?.throwIfAborted();
+        if (rejected !== undefined) token = await access.onUnauthorized(rejected);
+        rejected = undefined;
+        token ??= await access.token();
+        const lease = await access.lease(signal);
+        try {
+          const answer = await this.send(call, token, signal);
+          await access.observe?.(answer.headers);
+          const verdict = call.classify(answer);
+          if (verdict.kind === 'ok') return verdict.value;
+          const trace = platform.trace?.(answer);
+          const tail = trace ? ` (${trace.text})` : '';
+          if (verdict.kind === 'unauthorized') {
+            if (refreshed) throw platform.unauthorized(call.what, `${verdict.detail}${tail}`);
+            refreshed = true;
+            rejected = token;
+            logger?.info({ call: call.what, ...trace?.fields }, `${name}: 401, refreshing the access token once`);
+            continue;
+          }
+          if (verdict.kind === 'throttled') {
+            const limited = await access.throttled(headerValue(answer.headers, 'retry-after'), verdict.scope);
+            throw new PlatformRateLimitedError(limited.scope, limited.retryAfterMs, `${name}: ${call.what} answered 429: ${limited.message}${tail}`);
+          }
+          logger?.warn({ call: call.what, status: answer.status, reason: verdict.error.message, ...trace?.fields }, `${name}: request failed`);
+          if (verdict.kind === 'retry') transient.add(verdict.error);
+          throw verdict.error;
+        } catch (err) {
+          if (isTransient(err)) transient.add(err);
+          throw err;
+        } finally {
+          await lease.release().catch(() => undefined);
         }
-        if (verdict.kind === 'throttled') {
-          const limited = await access.throttled(headerValue(answer.headers, 'retry-after'), verdict.scope);
-          throw new PlatformRateLimitedError(limited.scope, limited.retryAfterMs, `${name}: ${call.what} answered 429: ${limited.message}${tail}`);
-        }
-        logger?.warn({ call: call.what, status: answer.status, reason: verdict.error.message, ...trace?.fields }, `${name}: request failed`);
-        if (verdict.kind === 'fail') throw verdict.error;
-        retryReason = verdict.error;
-      } catch (err) {
-        retryReason = retryable(err);
-      } finally {
-        await lease.release().catch(() => undefined);
       }
-      const reason = retryReason;
-      failures = await backOff(failures, reason, settings, (n) => logger?.warn({ call: call.what, failures: n, reason: reason.message }, `${name}: retrying`));
-    }
+    };
+    return retry(attempt, platformPolicy(settings, (err) => transient.has(err)), {
+      signal,
+      onRetry: ({ error, attemptNumber }) => logger?.warn({ call: call.what, failures: attemptNumber, reason: error.message }, `${name}: retrying`),
+    });
   }
 
   /** The request itself; a transport failure (reset, timeout) is PLATFORM_UNAVAILABLE, the caller's abort its own. */

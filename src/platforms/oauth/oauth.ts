@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import { request, type Dispatcher } from 'undici';
 import type { Secret } from '../../config/secret.js';
 import { RedisLock } from '../../redis/lock.js';
+import { retry, type RetryPolicy } from '../../retry.js';
 import { PlatformError } from '../types.js';
 import { errorName } from '../wire.js';
 import type { TokenCipher } from './cipher.js';
@@ -123,7 +124,16 @@ type TokenCall =
   | { kind: 'ok'; accessToken: string; refreshToken: string; expiresInS: number }
   | { kind: 'invalid_grant'; detail: string };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waiting for another process's refresh: a poll every 50-100 ms (equal jitter on 100 ms), within `lockWaitMs`. */
+const LOCK_WAIT: Omit<RetryPolicy, 'deadlineMs' | 'retryable'> = { retries: Infinity, baseMs: 100, capMs: 100, jitter: 'equal' };
+
+/** Landing a rotation whose save was lost: waits of 100, 200, 400, ... ms (equal jitter), at most 2 s. */
+const LAND_WAIT: Omit<RetryPolicy, 'retries' | 'retryable'> = { baseMs: 100, capMs: 2_000, jitter: 'equal' };
+
+/** Another process holds the refresh lock (retried until `lockWaitMs`). */
+class LockBusy extends Error {}
+/** A landing attempt Redis refused or lost to a concurrent write (retried `saveAttempts` times). */
+class NotLanded extends Error {}
 
 export class PlatformAuth {
   readonly store: PlatformTokenStore;
@@ -191,9 +201,16 @@ export class PlatformAuth {
 
   private async refreshShared(rejected: number | undefined): Promise<AccessToken> {
     const lock = new RedisLock(this.options.redis, this.store.lockKey, this.settings.lockTtlMs);
-    const deadline = Date.now() + this.settings.lockWaitMs;
-    for (;;) {
-      if (await lock.acquire()) {
+    const policy: RetryPolicy = { ...LOCK_WAIT, deadlineMs: this.settings.lockWaitMs, retryable: (err) => err instanceof LockBusy };
+    try {
+      return await retry(async (attempt) => {
+        if (attempt > 1) {
+          // After a wait: the holder may have rotated meanwhile (no lock needed to use its token).
+          const stored = await this.read();
+          const usable = stored === undefined ? undefined : this.usable(stored, rejected);
+          if (usable) return usable;
+        }
+        if (!(await lock.acquire())) throw new LockBusy();
         try {
           // Re-read under the lock: another process may have rotated while we waited.
           const stored = await this.load();
@@ -201,16 +218,10 @@ export class PlatformAuth {
         } finally {
           await lock.release().catch(() => undefined);
         }
-      }
-      await sleep(50 + Math.floor(Math.random() * 50));
-      const stored = await this.read();
-      if (stored !== undefined) {
-        const usable = this.usable(stored, rejected);
-        if (usable) return usable;
-      }
-      if (Date.now() > deadline) {
-        throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: another process has held the token refresh lock too long; the run retries later`, true);
-      }
+      }, policy);
+    } catch (err) {
+      if (!(err instanceof LockBusy)) throw err;
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: another process has held the token refresh lock too long; the run retries later`, true);
     }
   }
 
@@ -280,32 +291,38 @@ export class PlatformAuth {
    * (tried `saveAttempts` times; the caller keeps it).
    */
   private async land(unsaved: Unsaved): Promise<AccessToken | undefined> {
+    if (this.settings.saveAttempts <= 0) return undefined;
     const newRefresh = this.decrypt(unsaved.next.cur, 'refresh');
-    for (let attempt = 0; attempt < this.settings.saveAttempts; attempt += 1) {
-      if (attempt > 0) await sleep(Math.min(2_000, 50 * 2 ** attempt));
-      try {
-        const stored = await this.store.read();
-        const cur = stored === undefined ? undefined : this.decrypt(stored.state.cur, 'refresh');
-        if (stored !== undefined && cur === newRefresh) {
+    const policy: RetryPolicy = { ...LAND_WAIT, retries: Math.max(0, this.settings.saveAttempts - 1), retryable: (err) => err instanceof NotLanded };
+    try {
+      return await retry(async (attempt) => {
+        try {
+          const stored = await this.store.read();
+          const cur = stored === undefined ? undefined : this.decrypt(stored.state.cur, 'refresh');
+          if (stored !== undefined && cur === newRefresh) {
+            this.unsaved = undefined;
+            return { token: unsaved.accessToken, version: stored.version };
+          }
+          if (stored === undefined || cur !== unsaved.used) {
+            this.unsaved = undefined;
+            this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a rotation whose save was lost is dropped: the stored chain moved on without it`);
+            return undefined;
+          }
+          const committed = await this.store.commitAt(stored.version, unsaved.next);
+          if (!committed.ok) throw new NotLanded();
           this.unsaved = undefined;
-          return { token: unsaved.accessToken, version: stored.version };
+          this.options.logger?.info({ connection: this.options.connection, version: committed.version }, `${this.name}: tokens rotated (saved after the lock was lost)`);
+          return { token: unsaved.accessToken, version: committed.version };
+        } catch (err) {
+          if (err instanceof PlatformError || err instanceof NotLanded) throw err;
+          this.options.logger?.warn({ connection: this.options.connection, attempt: attempt - 1, reason: errorName(err) }, `${this.name}: saving the rotated token failed; retrying`);
+          throw new NotLanded(undefined, { cause: err });
         }
-        if (stored === undefined || cur !== unsaved.used) {
-          this.unsaved = undefined;
-          this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a rotation whose save was lost is dropped: the stored chain moved on without it`);
-          return undefined;
-        }
-        const committed = await this.store.commitAt(stored.version, unsaved.next);
-        if (!committed.ok) continue;
-        this.unsaved = undefined;
-        this.options.logger?.info({ connection: this.options.connection, version: committed.version }, `${this.name}: tokens rotated (saved after the lock was lost)`);
-        return { token: unsaved.accessToken, version: committed.version };
-      } catch (err) {
-        if (err instanceof PlatformError) throw err;
-        this.options.logger?.warn({ connection: this.options.connection, attempt, reason: errorName(err) }, `${this.name}: saving the rotated token failed; retrying`);
-      }
+      }, policy);
+    } catch (err) {
+      if (err instanceof NotLanded) return undefined;
+      throw err;
     }
-    return undefined;
   }
 
   /** One call to the token endpoint. Network errors, timeouts and 5xx are retryable; invalid_grant is returned. */

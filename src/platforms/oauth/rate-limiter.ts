@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import { clientKey, connectionKey } from '../../redis/keys.js';
 import { LuaScript } from '../../redis/script.js';
 import { PlatformRateLimitedError } from '../types.js';
+import { retry, type RetryPolicy } from '../../retry.js';
 import { headerValue } from '../wire.js';
 
 export type LimitScope = 'minute' | 'day' | 'concurrent' | 'app';
@@ -61,7 +62,18 @@ export interface Lease {
   release(): Promise<void>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/**
+ * The wait for a free in-flight slot: a poll every 50-100 ms (equal jitter on 100 ms, so waiting processes do not
+ * poll in step), never longer than the script says a slot needs to free, within `concurrentWaitMs`.
+ */
+const SLOT_WAIT: Omit<RetryPolicy, 'deadlineMs' | 'retryable'> = { retries: Infinity, baseMs: 100, capMs: 100, jitter: 'equal' };
+
+/** The script found every in-flight slot taken: `waitMs` until the first lease is due to free. */
+class SlotsTaken extends Error {
+  constructor(readonly waitMs: number) {
+    super('every in-flight slot is taken');
+  }
+}
 
 /**
  * Where one connection's limits live: `conn(...parts)` for the connection's, `app(part)` for its app's. The script
@@ -95,22 +107,31 @@ export class PlatformRateLimiter {
    */
   async acquire(signal?: AbortSignal): Promise<Lease> {
     const id = randomUUID();
-    const deadline = Date.now() + this.limits.concurrentWaitMs;
-    for (;;) {
-      signal?.throwIfAborted();
-      const l = this.limits;
-      const [ok, wait, scope] = (await ACQUIRE.run(this.redis, this.keys, [
-        id, String(l.leaseMs), String(l.concurrent), String(l.perMinute), String(l.perDay), String(l.appPerMinute),
-      ])) as [number, number, string];
-      if (ok === 1) return { release: async () => void (await this.redis.zrem(this.keys[0]!, id)) };
-      const waitMs = Math.max(1, Number(wait));
-      if (scope === 'concurrent' && Date.now() + Math.min(waitMs, 100) < deadline) {
-        await sleep(Math.min(waitMs, 25 + Math.floor(Math.random() * 75)));
-        continue;
-      }
-      const s = (['minute', 'day', 'concurrent', 'app'] as const).find((x) => x === scope) ?? 'minute';
-      throw new PlatformRateLimitedError(s, s === 'concurrent' ? Math.min(waitMs, 1_000) : waitMs, `${this.name}: ${describe(s)} limit reached; retry in ${Math.ceil(waitMs / 1000)} s`);
+    const l = this.limits;
+    try {
+      return await retry(
+        async () => {
+          signal?.throwIfAborted();
+          const [ok, wait, scope] = (await ACQUIRE.run(this.redis, this.keys, [
+            id, String(l.leaseMs), String(l.concurrent), String(l.perMinute), String(l.perDay), String(l.appPerMinute),
+          ])) as [number, number, string];
+          if (ok === 1) return { release: async () => void (await this.redis.zrem(this.keys[0]!, id)) };
+          const waitMs = Math.max(1, Number(wait));
+          if (scope === 'concurrent') throw new SlotsTaken(waitMs);
+          const s = (['minute', 'day', 'concurrent', 'app'] as const).find((x) => x === scope) ?? 'minute';
+          throw this.limited(s, waitMs);
+        },
+        { ...SLOT_WAIT, deadlineMs: l.concurrentWaitMs, retryable: (err) => err instanceof SlotsTaken },
+        { signal, wait: (err, backoff) => Math.min(backoff, (err as SlotsTaken).waitMs) },
+      );
+    } catch (err) {
+      if (err instanceof SlotsTaken && !signal?.aborted) throw this.limited('concurrent', err.waitMs);
+      throw err;
     }
+  }
+
+  private limited(s: LimitScope, waitMs: number): PlatformRateLimitedError {
+    return new PlatformRateLimitedError(s, s === 'concurrent' ? Math.min(waitMs, 1_000) : waitMs, `${this.name}: ${describe(s)} limit reached; retry in ${Math.ceil(waitMs / 1000)} s`);
   }
 
   /** Stops every process's calls for `ms` (a 429, or a limit Xero reports as spent). */
@@ -169,13 +190,8 @@ export class QuickBooksRateLimiter extends PlatformRateLimiter {
   }
 }
 
-/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
+/** `Retry-After` in ms: the app's one parser (src/retry.ts), shared with the collections client. */
+export { parseRetryAfter as retryAfterMs } from '../../retry.js';
 
 export function describe(scope: LimitScope): string {
   return scope === 'minute' ? 'per-minute' : scope === 'day' ? 'daily' : scope === 'concurrent' ? 'concurrent-calls' : 'app-wide per-minute';
