@@ -4,28 +4,25 @@
  * back at once while the ones in use still hold the drain; a killed process's pooled leases expire on their own.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { authClientKey } from '../../src/auth/index.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { Secret } from '../../src/config/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { spawnChild, type Child } from './children.js';
 import { buildRig, eventually, NO_AUTH_URL, sleep, type AuthRig } from './harness.js';
 
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 const tenant = { id: 't1', collections: { clientId: 'c1', clientSecret: new Secret('s') }, inFlightLimit: 8 };
 
-let redis: TestRedis;
+const redis = useTestRedis();
 let sim: Simulator | undefined;
 let child: Child | undefined;
 const rigs: AuthRig[] = [];
 const prefixes: string[] = [];
 
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
 afterEach(async () => {
   await child?.kill();
   child = undefined;
@@ -33,9 +30,6 @@ afterEach(async () => {
   sim = undefined;
   for (const r of rigs.splice(0)) await r.close();
   for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
 });
 
 async function rig(prefix: string, settings: Parameters<typeof buildRig>[0]['settings']): Promise<AuthRig> {

@@ -3,7 +3,7 @@
  * gate expiry, the missing-token path, the failure cooldown seen by acquire, and the fenced store.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { createHash, createHmac } from 'node:crypto';
 import { authClientKey, CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
@@ -15,26 +15,20 @@ import { createAuth } from '../../src/auth/index.js';
 import { QUEUES, refreshJobs } from '../../src/queues/index.js';
 import { refreshPlanId } from '../../src/queues/jobs.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
 import { buildRig, eventually, NO_AUTH_URL, quietLogger, sleep, TEST_FINGERPRINT_KEY, type AuthRig } from './harness.js';
 
 /** The client key of client c1 at the (never called) token endpoint of these tests. */
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
-let redis: TestRedis;
+const redis = useTestRedis();
 const rigs: AuthRig[] = [];
 const prefixes: string[] = [];
 
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
 afterEach(async () => {
   for (const r of rigs.splice(0)) await r.close();
   for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
 });
 
 const tenant = (id: string, clientId: string, secret: string, inFlightLimit?: number) => ({

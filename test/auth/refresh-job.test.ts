@@ -3,30 +3,24 @@
  * loudly), credentials come only from the resolver, and the per-client schedulers follow the tenants list.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
 import { authClientKey, authKeys, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
 import { ensureRefreshSchedules, jobId, JOBS } from '../../src/queues/index.js';
 import { refreshId } from '../../src/queues/jobs.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { buildRig, NO_AUTH_URL, quietLogger, type AuthRig } from './harness.js';
 
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
-let redis: TestRedis;
+const redis = useTestRedis();
 const rigs: AuthRig[] = [];
 const prefixes: string[] = [];
 
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
 afterEach(async () => {
   for (const r of rigs.splice(0)) await r.close();
   for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
 });
 
 const job = (data: unknown): Job => ({ id: 'j1', name: JOBS.refresh.name, data }) as unknown as Job;

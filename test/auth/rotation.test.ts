@@ -3,16 +3,16 @@
  * gives one rotation), wrong credentials (clear error, bounded token calls, recovery after the fix), and two
  * tenants with different clients (tokens never cross).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { authClientKey, authKeys, type ClientCredentials } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { requestToken, TOKEN_ROUTE } from '../../src/collections/token.js';
 import { Secret } from '../../src/config/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { buildRig, eventually, type AuthRig } from './harness.js';
 
-let redis: TestRedis;
+const redis = useTestRedis();
 let sim: Simulator | undefined;
 /** Simulators of a test beyond `sim`. */
 const others: Simulator[] = [];
@@ -20,9 +20,6 @@ const rigs: AuthRig[] = [];
 const clients: CollectionsClient[] = [];
 const prefixes: string[] = [];
 
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
   for (const r of rigs.splice(0)) await r.close();
@@ -30,9 +27,6 @@ afterEach(async () => {
   sim = undefined;
   for (const o of others.splice(0)) await o.close();
   for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
 });
 
 interface TenantSpec {

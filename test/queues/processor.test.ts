@@ -12,16 +12,15 @@ import { createLogger } from '../../src/logger.js';
 import { addJob, defineProcessor, hopeless, QUEUES, reschedule, requestSync, type JobInput } from '../../src/queues/index.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { LockLostError, RedisLock } from '../../src/redis/lock.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 
 const logger = createLogger({ level: 'silent' });
-let server: TestRedis;
+const server = useTestRedis();
 let redis: Redis;
 const open: { close(): Promise<unknown> }[] = [];
 const prefixes: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestRedis();
   redis = await connectRedis(createRedis(server.url, 'worker'), server.url);
 });
 afterEach(async () => {
@@ -30,7 +29,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   redis.disconnect();
-  await server.stop();
 });
 
 /** A schedule queue with a worker running `processor` (tick data is the simplest of the table's). */
