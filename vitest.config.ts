@@ -9,6 +9,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
+    // After-hooks in reverse order of registration (vitest's default, stated because test/helpers/redis.ts relies on
+    // it): a file's Redis, registered first, stops after the file's own afterAll has closed what used it.
+    sequence: { hooks: 'stack' },
     reporters: process.env['CI'] ? ['default', ['json', { outputFile: '.tmp/vitest-report.json' }]] : ['default'],
   },
 });

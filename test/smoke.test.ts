@@ -1,15 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, testPrefix, type TestRedis } from './helpers/redis.js';
+import { describe, expect, it } from 'vitest';
+import { testPrefix, useTestRedis } from './helpers/redis.js';
 
 describe('test Redis helper', () => {
-  let redis: TestRedis;
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
+  const redis = useTestRedis();
 
   it('gives a Redis that answers and keeps keys under a per-test prefix', async () => {
     const client = new Redis(redis.url);

@@ -5,20 +5,18 @@
  * The protocol lives in fleet.ts (test/cluster/fleet.test.ts runs it on a Redis Cluster).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { dropPrefix, startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, useTestRedis } from '../helpers/redis.js';
 import { CONCURRENCY, expectExpiredOnlyFromStalls, expectNothingBroken, fleetOn, PROCESSES, type Fleet } from './fleet.js';
 
-let redis: TestRedis;
+const redis = useTestRedis();
 let fleet: Fleet | undefined;
 
 beforeAll(async () => {
-  redis = await startTestRedis();
   fleet = fleetOn(redis.url);
 });
 afterAll(async () => {
   await fleet?.cleanUp();
   for (const p of fleet?.prefixes ?? []) await dropPrefix(redis.url, p);
-  await redis.stop();
 });
 
 /**

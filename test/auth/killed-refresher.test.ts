@@ -3,32 +3,28 @@
  * requests of the other processes resume when the gate expires (the bound), the rotation job is recovered as
  * stalled by another worker and completes (no lost job), and no request fails.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { authClientKey, type AuthMetrics, type RotateOutcome } from '../../src/auth/index.js';
 import { enqueueRefresh } from '../../src/queues/index.js';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { Secret } from '../../src/config/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { spawnChild, type Child } from './children.js';
 import { buildRig, eventually, type AuthRig } from './harness.js';
 
-let redis: TestRedis;
+const redis = useTestRedis();
 let sim: Simulator | undefined;
 let child: Child | undefined;
 const rigs: AuthRig[] = [];
 const prefix = testPrefix('kill');
 
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
 afterAll(async () => {
   await child?.kill();
   for (const r of rigs) await r.close();
   await sim?.close();
   await dropPrefix(redis.url, prefix);
-  await redis.stop();
 });
 
 it('a refresher killed with the gate closed stalls others no longer than the gate bound; its job completes elsewhere', async () => {

@@ -4,43 +4,24 @@
  * back at once while the ones in use still hold the drain; a killed process's pooled leases expire on their own.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { authClientKey } from '../../src/auth/index.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
 import { Secret } from '../../src/config/secret.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { spawnChild, type Child } from './children.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
+import { spawnChild } from './children.js';
 import { buildRig, eventually, NO_AUTH_URL, sleep, type AuthRig } from './harness.js';
 
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 const tenant = { id: 't1', collections: { clientId: 'c1', clientSecret: new Secret('s') }, inFlightLimit: 8 };
 
-let redis: TestRedis;
-let sim: Simulator | undefined;
-let child: Child | undefined;
-const rigs: AuthRig[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterEach(async () => {
-  await child?.kill();
-  child = undefined;
-  await sim?.close();
-  sim = undefined;
-  for (const r of rigs.splice(0)) await r.close();
-  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 async function rig(prefix: string, settings: Parameters<typeof buildRig>[0]['settings']): Promise<AuthRig> {
   const r = await buildRig({ url: redis.url, prefix, settings: { pollMs: 50, ...settings } });
-  rigs.push(r);
+  onTestFinished(() => r.close());
   return r;
 }
 
@@ -82,7 +63,7 @@ const settle = async <T>(p: Promise<T>): Promise<'pending' | 'settled'> =>
 describe('lease pool', () => {
   it('takes the leases of one turn in one script, hands a returned lease on without Redis, and gives unused leases back', async () => {
     const prefix = testPrefix('pool');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const r = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const store = await seed(r.redis, prefix, 'tok-1');
     const provider = r.auth.providerFor(tenant);
@@ -109,7 +90,7 @@ describe('lease pool', () => {
 
   it('gives its idle leases back as soon as a drain starts; a lease in use still holds the drain until its request ends', async () => {
     const prefix = testPrefix('pool');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const holder = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const refresher = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const store = await seed(holder.redis, prefix, 'tok-1');
@@ -140,7 +121,7 @@ describe('lease pool', () => {
 
   it('does not keep its leases from another process waiting under the in-flight limit', async () => {
     const prefix = testPrefix('pool');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const busy = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const other = await rig(prefix, { requestTimeoutMs: 10_000, leaseHoldMs: 5_000 });
     const store = await seed(busy.redis, prefix, 'tok-1');
@@ -170,25 +151,27 @@ describe('lease pool', () => {
   });
 
   it("lets a killed process's pooled leases expire by their lease TTL (request timeout plus hold)", async () => {
-    sim = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 's1' }], tokenLifetimeMs: 120_000, faults: { latencyMs: 20 } });
+    const sim = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 's1' }], tokenLifetimeMs: 120_000, faults: { latencyMs: 20 } });
+    onTestFinished(() => sim.close());
     const prefix = testPrefix('pool');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const settings = { requestTimeoutMs: 1_500, leaseHoldMs: 500, pollMs: 50 };
     const ttlMs = settings.requestTimeoutMs + settings.leaseHoldMs;
     const r = await buildRig({ url: redis.url, prefix, authUrl: sim.authUrl, settings });
-    rigs.push(r);
+    onTestFinished(() => r.close());
     const c1 = authClientKey(sim.authUrl, 'c1');
     await r.auth.refresher.rotate(c1, { clientId: 'c1', clientSecret: new Secret('s1'), authUrl: sim.authUrl }, { reason: 'manual' });
     const store = new ClientAuthStore(r.redis, prefix, c1);
 
-    child = spawnChild({
+    const child = spawnChild({
       redisUrl: redis.url, prefix, authUrl: sim.authUrl, baseUrl: sim.baseUrl, tenants: [{ id: 't1', clientId: 'c1', secret: 's1' }], tenantId: 't1',
       settings, startAt: 0, durationMs: 60_000, concurrency: 6, runWorker: false,
     });
+    onTestFinished(() => child.kill());
     await child.next('ready');
     child.go();
     // Past one hold, so the child's pool has renewed its leases at least once.
-    const served = (): number => Object.values(sim!.counters().requests).reduce((n, byStatus) => n + (byStatus['200'] ?? 0), 0);
+    const served = (): number => Object.values(sim.counters().requests).reduce((n, byStatus) => n + (byStatus['200'] ?? 0), 0);
     await eventually(async () => (served() > 100 ? true : undefined), 20_000, 'the child hammering');
     await sleep(settings.leaseHoldMs * 2);
     expect(await store.leaseCount()).toBeGreaterThan(0);

@@ -3,7 +3,7 @@
  * gate expiry, the missing-token path, the failure cooldown seen by acquire, and the fenced store.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { createHash, createHmac } from 'node:crypto';
 import { authClientKey, CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
@@ -15,28 +15,14 @@ import { createAuth } from '../../src/auth/index.js';
 import { QUEUES, refreshJobs } from '../../src/queues/index.js';
 import { refreshPlanId } from '../../src/queues/jobs.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
 import { buildRig, eventually, NO_AUTH_URL, quietLogger, sleep, TEST_FINGERPRINT_KEY, type AuthRig } from './harness.js';
 
 /** The client key of client c1 at the (never called) token endpoint of these tests. */
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
-let redis: TestRedis;
-const rigs: AuthRig[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterEach(async () => {
-  for (const r of rigs.splice(0)) await r.close();
-  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
-});
-
+const redis = useTestRedis();
 const tenant = (id: string, clientId: string, secret: string, inFlightLimit?: number) => ({
   id,
   collections: { clientId, clientSecret: new Secret(secret) },
@@ -45,9 +31,9 @@ const tenant = (id: string, clientId: string, secret: string, inFlightLimit?: nu
 
 async function rig(settings: Parameters<typeof buildRig>[0]['settings'] = {}): Promise<{ rig: AuthRig; prefix: string }> {
   const prefix = testPrefix('auth');
-  prefixes.push(prefix);
+  onTestFinished(() => dropPrefix(redis.url, prefix));
   const r = await buildRig({ url: redis.url, prefix, settings: { pollMs: 50, ...settings } });
-  rigs.push(r);
+  onTestFinished(() => r.close());
   return { rig: r, prefix };
 }
 
@@ -143,9 +129,9 @@ describe('the token held decides (issue 12)', () => {
   it('a rotation plans the next check of its token at the token\'s margin, on a job of its own version', async () => {
     const exp = Math.floor(Date.now() / 1000) + 60;
     const prefix = testPrefix('auth');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const r = await buildRig({ url: redis.url, prefix, settings: { requestTimeoutMs: 10_000 }, requestToken: async () => ({ accessToken: 'tok-new', expiresAtMs: exp * 1000 }) });
-    rigs.push(r);
+    onTestFinished(() => r.close());
     const out = await r.auth.refresher.rotate(C1, { clientId: 'c1', clientSecret: new Secret('s'), authUrl: NO_AUTH_URL }, { reason: 'manual', tenantId: 't1' });
     expect(out).toMatchObject({ outcome: 'rotated', version: 1 });
     const planned = await r.queue.getJobs(['delayed']);
@@ -163,12 +149,12 @@ describe('the token held decides (issue 12)', () => {
 describe('the stored fingerprint of a refused secret (issue 17)', () => {
   it('is keyed (HMAC under the deployment\'s key), not a plain SHA-256 a weak secret could be guessed from', async () => {
     const prefix = testPrefix('auth');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const refused = async (): Promise<never> => {
       throw new CollectionsError({ code: 'AUTH_CREDENTIALS_REJECTED', retryable: false, message: 'refused', route: 'POST /auth/v1/api-key/auth', status: 401 });
     };
     const r = await buildRig({ url: redis.url, prefix, settings: {}, requestToken: refused });
-    rigs.push(r);
+    onTestFinished(() => r.close());
     const secret = 'hunter2';
     expect(await r.auth.refresher.rotate(C1, { clientId: 'c1', clientSecret: new Secret(secret), authUrl: NO_AUTH_URL }, { reason: 'manual' })).toMatchObject({ outcome: 'rejected' });
     const stored = await r.redis.hget(new ClientAuthStore(r.redis, prefix, C1).keys.failure, 'secretFingerprint');
@@ -218,7 +204,7 @@ describe('gate', () => {
 describe('subscriber', () => {
   it('works from a producer-role connection (offline queue off, lazy), as the CLI has', async () => {
     const prefix = testPrefix('auth');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const producer = await connectRedis(createRedis(redis.url, 'producer'), redis.url);
     const queue = new Queue(QUEUES.refreshToken, { connection: producer, prefix });
     const auth = createAuth({ redis: producer, prefix, authUrl: NO_AUTH_URL, jobs: refreshJobs(queue), logger: quietLogger(), settings: { pollMs: 10_000, acquireTimeoutMs: 5_000 } });

@@ -3,32 +3,18 @@
  * loudly), credentials come only from the resolver, and the per-client schedulers follow the tenants list.
  */
 import { UnrecoverableError, type Job } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
 import { Secret } from '../../src/config/secret.js';
 import { authClientKey, authKeys, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
 import { ensureRefreshSchedules, jobId, JOBS } from '../../src/queues/index.js';
 import { refreshId } from '../../src/queues/jobs.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { buildRig, NO_AUTH_URL, quietLogger, type AuthRig } from './harness.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
+import { buildRig, NO_AUTH_URL, quietLogger } from './harness.js';
 
 const C1 = authClientKey(NO_AUTH_URL, 'c1');
 
-let redis: TestRedis;
-const rigs: AuthRig[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterEach(async () => {
-  for (const r of rigs.splice(0)) await r.close();
-  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
-});
-
+const redis = useTestRedis();
 const job = (data: unknown): Job => ({ id: 'j1', name: JOBS.refresh.name, data }) as unknown as Job;
 
 describe('refresh-token processor', () => {
@@ -80,9 +66,9 @@ describe('refresh-token processor', () => {
 describe('refresh job ids (issue 17)', () => {
   it('are injective: clients a:b and a_b get one scheduler each, and so do their tenants', async () => {
     const prefix = testPrefix('sched');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const rig = await buildRig({ url: redis.url, prefix, settings: {} });
-    rigs.push(rig);
+    onTestFinished(() => rig.close());
     expect(refreshId('a:b')).not.toBe(refreshId('a_b'));
     expect(jobId('a', 'b.c')).not.toBe(jobId('a.b', 'c'));
     expect(jobId('12')).not.toMatch(/^\d+$/);
@@ -111,9 +97,9 @@ describe('refresh job ids (issue 17)', () => {
 describe('ensureRefreshSchedules', () => {
   it('keeps exactly one scheduler per client listed, and removes those of clients gone', async () => {
     const prefix = testPrefix('sched');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const rig = await buildRig({ url: redis.url, prefix, settings: {} });
-    rigs.push(rig);
+    onTestFinished(() => rig.close());
     const both = [
       { clientKey: 'c1', tenantId: 't1' },
       { clientKey: 'c1', tenantId: 't1b' },
@@ -135,9 +121,9 @@ describe('ensureRefreshSchedules', () => {
 describe('applyTenants (issue 17, growth)', () => {
   it('deletes the token state and the schedulers of clients no longer in the tenants file, and keeps the rest', async () => {
     const prefix = testPrefix('gone');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const rig = await buildRig({ url: redis.url, prefix, settings: {} });
-    rigs.push(rig);
+    onTestFinished(() => rig.close());
     const t1 = { id: 't1', collections: { clientId: 'c1', clientSecret: new Secret('s1') } };
     const t2 = { id: 't2', collections: { clientId: 'c2', clientSecret: new Secret('s2') } };
     const state = async (t: typeof t1): Promise<string[]> => {

@@ -3,37 +3,16 @@
  * gives one rotation), wrong credentials (clear error, bounded token calls, recovery after the fix), and two
  * tenants with different clients (tokens never cross).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { authClientKey, authKeys, type ClientCredentials } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { requestToken, TOKEN_ROUTE } from '../../src/collections/token.js';
 import { Secret } from '../../src/config/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
-import { buildRig, eventually, type AuthRig } from './harness.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
+import { buildRig, eventually } from './harness.js';
 
-let redis: TestRedis;
-let sim: Simulator | undefined;
-/** Simulators of a test beyond `sim`. */
-const others: Simulator[] = [];
-const rigs: AuthRig[] = [];
-const clients: CollectionsClient[] = [];
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
-  for (const r of rigs.splice(0)) await r.close();
-  await sim?.close();
-  sim = undefined;
-  for (const o of others.splice(0)) await o.close();
-  for (const p of prefixes.splice(0)) await dropPrefix(redis.url, p);
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 interface TenantSpec {
   id: string;
@@ -64,10 +43,11 @@ class TenantsInMemory {
 }
 
 async function setup(specs: TenantSpec[], simClients: Array<{ clientId: string; clientSecret: string }>, settings: Parameters<typeof buildRig>[0]['settings'] = {}) {
-  sim = await startSimulator({ clients: simClients, tokenLifetimeMs: 60_000 });
+  const sim = await startSimulator({ clients: simClients, tokenLifetimeMs: 60_000 });
+  onTestFinished(() => sim.close());
   const tenants = new TenantsInMemory(specs, sim.authUrl);
   const prefix = testPrefix('auth');
-  prefixes.push(prefix);
+  onTestFinished(() => dropPrefix(redis.url, prefix));
   const rig = await buildRig({
     url: redis.url,
     prefix,
@@ -75,10 +55,10 @@ async function setup(specs: TenantSpec[], simClients: Array<{ clientId: string; 
     settings: { requestTimeoutMs: 5_000, tokenCallTimeoutMs: 2_000, pollMs: 100, ...settings },
     credentials: tenants.credentials,
   });
-  rigs.push(rig);
+  onTestFinished(() => rig.close());
   const clientFor = (tenantId: string): CollectionsClient => {
-    const c = new CollectionsClient({ baseUrl: sim!.baseUrl, tokens: rig.auth.providerFor(tenants.tenant(tenantId)), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
-    clients.push(c);
+    const c = new CollectionsClient({ baseUrl: sim.baseUrl, tokens: rig.auth.providerFor(tenants.tenant(tenantId)), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
+    onTestFinished(() => c.close());
     return c;
   };
   return { sim, tenants, rig, prefix, clientFor };
@@ -247,9 +227,10 @@ describe('one client id at two services (issue 17)', () => {
     // Two services, each with a client "c1" (and its own secret): the tenant of service B names its auth URL.
     const simA = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 'secret-a' }], tokenLifetimeMs: 60_000 });
     const simB = await startSimulator({ clients: [{ clientId: 'c1', clientSecret: 'secret-b' }], tokenLifetimeMs: 60_000 });
-    others.push(simA, simB);
+    onTestFinished(() => simA.close());
+    onTestFinished(() => simB.close());
     const prefix = testPrefix('auth');
-    prefixes.push(prefix);
+    onTestFinished(() => dropPrefix(redis.url, prefix));
     const tenantA = { id: 'ta', collections: { clientId: 'c1', clientSecret: new Secret('secret-a') } };
     const tenantB = { id: 'tb', collections: { clientId: 'c1', clientSecret: new Secret('secret-b'), authUrl: simB.authUrl } };
     const rig = await buildRig({
@@ -264,11 +245,12 @@ describe('one client id at two services (issue 17)', () => {
             ? { clientId: 'c1', clientSecret: tenantB.collections.clientSecret, authUrl: simB.authUrl }
             : undefined,
     });
-    rigs.push(rig);
+    onTestFinished(() => rig.close());
     expect(rig.auth.clientKeyOf(tenantA)).not.toBe(rig.auth.clientKeyOf(tenantB));
     const a = new CollectionsClient({ baseUrl: simA.baseUrl, tokens: rig.auth.providerFor(tenantA), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
     const b = new CollectionsClient({ baseUrl: simB.baseUrl, tokens: rig.auth.providerFor(tenantB), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
-    clients.push(a, b);
+    onTestFinished(() => a.close());
+    onTestFinished(() => b.close());
 
     await Promise.all([
       ...Array.from({ length: 15 }, (_, i) => a.createContact({ name: `A-${i}`, extPlatformId: `a-${i}` })),

@@ -5,11 +5,11 @@
  * generation), after which the new token is sealed under the current key. Real Redis, the real refresher.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ClientAuthStore, SEALED_PREFIX } from '../../src/auth/index.js';
 import { Secret } from '../../src/config/secret.js';
 import { TokenCipher } from '../../src/platforms/oauth/index.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { buildRig, redisAt, type AuthRig } from './harness.js';
 
 const KEY_A = TokenCipher.fromText(randomBytes(32).toString('base64'));
@@ -17,14 +17,10 @@ const KEY_B = TokenCipher.fromText(randomBytes(32).toString('base64'));
 const tenant = { id: 'acme', collections: { clientId: 'acme-client', clientSecret: new Secret('acme-secret-123') } };
 
 describe('the service token is sealed at rest when PLATFORM_TOKEN_KEY is set', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   const rigs: AuthRig[] = [];
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
   afterAll(async () => {
     for (const r of rigs) await r.close().catch(() => undefined);
-    await redis?.stop();
   });
 
   let issued = 0;

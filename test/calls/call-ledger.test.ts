@@ -1,26 +1,24 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallLedger, CampaignStore, resolveUnknown, type EntryRecord } from '../../src/calls/index.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../helpers/redis.js';
 
 const A = '+966501234567';
 const B = '+966551234567';
 const HOUR = 3_600_000;
 
 describe('the call ledger', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let conn: Redis;
   let other: Redis;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     conn = new Redis(redis.url);
     other = new Redis(redis.url);
   });
   afterAll(async () => {
     conn?.disconnect();
     other?.disconnect();
-    await redis?.stop();
   });
 
   it('gives each number to one request; the same request may reserve again, nobody else may', async () => {

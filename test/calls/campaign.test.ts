@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCallStores, newCampaignId, parseCallList, resolveUnknown, waitForCampaign, type CallStores, type CampaignReport } from '../../src/calls/index.js';
 import { enqueueCampaign, enqueueSingleCall, JOBS } from '../../src/queues/index.js';
 import { DEFAULT_TEMPLATE } from '../../src/simulator/index.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { AS_OF, callRequests, CONTACTS, INVOICES, NUMBERS, SKIPPED } from './fixtures.js';
 
@@ -18,7 +18,7 @@ const BULK = 'POST /ai/phone-calls/action/call-bulk';
 const criteria = { overdueDays: 30, minAmount: 100, asOf: AS_OF };
 
 describe('call campaigns against the simulator', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let calls: CallStores;
   let first: CampaignReport;
@@ -41,7 +41,6 @@ describe('call campaigns against the simulator', () => {
   const states = (r: CampaignReport) => Object.fromEntries(r.entries.map((e) => [e.number, e.state]));
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme-calls' }, extra: { calls: { defaultRegion: 'SA', requestSize: 2 } } }],
@@ -56,7 +55,6 @@ describe('call campaigns against the simulator', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('a dry run previews who would be called and why others are left out, and reserves and calls nothing', async () => {

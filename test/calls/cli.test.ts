@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 import { AS_OF, callRequests, CONTACTS, INVOICES, NUMBERS } from './fixtures.js';
 
@@ -22,7 +22,7 @@ interface Run {
 }
 
 describe('calls on the command line', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let dir: string;
   let env: Record<string, string>;
@@ -49,7 +49,6 @@ describe('calls on the command line', () => {
   const overdue = ['--tenant', 'acme', '--overdue-days', '30', '--min-amount', '100', '--as-of', AS_OF];
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     dir = await mkdtemp(join(tmpdir(), 'cs-calls-cli-'));
     const tenants = [{ id: 'acme', platform: { kind: 'memory', name: 'acme-cli' }, extra: { calls: { defaultRegion: 'SA', requestSize: 50 } } }];
     await writeFile(join(dir, 'tenants.json'), tenantsJson(tenants));
@@ -62,7 +61,6 @@ describe('calls on the command line', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 

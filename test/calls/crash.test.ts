@@ -15,7 +15,7 @@ import { enqueueCampaign, QUEUES, requestSync } from '../../src/queues/index.js'
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createStateStores, waitForRun } from '../../src/state/index.js';
 import { spawnWorker, type ChildWorker } from '../helpers/child-worker.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { tenantsJson } from '../helpers/rig.js';
 import { AS_OF, CONTACTS, INVOICES, NUMBERS } from './fixtures.js';
 import { queuePrefix } from '../../src/redis/keys.js';
@@ -23,7 +23,7 @@ import { queuePrefix } from '../../src/redis/keys.js';
 const BULK = 'POST /ai/phone-calls/action/call-bulk';
 
 describe('a campaign whose worker is killed mid-request', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let sim: Simulator;
   let folder: string;
   let conn: Redis;
@@ -48,7 +48,6 @@ describe('a campaign whose worker is killed mid-request', () => {
   };
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-callcrash-'));
     await writeNdjson(join(folder, 'contacts.ndjson'), CONTACTS);
     await writeNdjson(join(folder, 'invoices.ndjson'), INVOICES);
@@ -64,7 +63,6 @@ describe('a campaign whose worker is killed mid-request', () => {
     await callsQueue?.close();
     conn?.disconnect();
     await sim?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTenants } from '../../src/config/tenants.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -24,13 +24,12 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 describe('the command line', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let dir: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-'));
     const data = sampleData({ contacts: 50, seed: 3 });
     await writeNdjson(join(dir, 'contacts.ndjson'), data.contacts);
@@ -42,7 +41,6 @@ describe('the command line', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 

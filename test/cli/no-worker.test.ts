@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -22,7 +22,7 @@ interface Child {
 }
 
 describe('--wait with no worker running', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let dir: string;
   let env: Record<string, string>;
@@ -50,7 +50,6 @@ describe('--wait with no worker running', () => {
   };
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-noworker-'));
     await mkdir(join(dir, 'data'));
     const tenants = [{ id: 'acme', platform: { kind: 'file', path: join(dir, 'data') } }];
@@ -62,7 +61,6 @@ describe('--wait with no worker running', () => {
   afterAll(async () => {
     await worker?.close(10_000);
     await rig?.close();
-    await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import { ENV_KEYS } from '../../src/cli/help.js';
 import { envSchema } from '../../src/config/env.js';
@@ -94,22 +94,19 @@ describe('the command line at start', () => {
 
   it('status loads commander, zod and ioredis of our dependencies, and none of the worker\'s (issue 14)', async () => {
     const redis = await startTestRedis();
-    try {
-      const tenants = join(dir, 'tenants.json');
-      await writeFile(tenants, tenantsJson([{ id: 'acme', platform: { kind: 'file', path: dir } }, { id: 'globex', platform: { kind: 'file', path: dir } }]));
-      const { code, stderr, urls } = await loadedBy(['status'], { REDIS_URL: redis.url, KEY_PREFIX: testPrefix('start'), TENANTS_FILE: tenants, COLLECTIONS_BASE_URL: 'http://127.0.0.1:1/api-service/v1' });
-      expect(code, stderr).toBe(0);
-      const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
-      const ours = [...packagesOf(urls)].filter((p) => p in pkg.dependencies).sort();
-      // Not bullmq, pino, undici, prom-client, nor cron-parser (a tenants file without a cron pattern) or cli-progress.
-      expect(ours).toEqual(['commander', 'ioredis', 'zod']);
-      // Of our modules: the stores it reads, not the App nor the state a sync writes (id maps, mirror, ledger).
-      const modules = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
-      expect(modules).toContain('src/state/runs.ts');
-      for (const m of ['src/app.ts', 'src/state/index.ts', 'src/state/record-state.ts', 'src/state/record-mirror.ts', 'src/state/payment-ledger.ts', 'src/platforms/records.ts']) expect(modules).not.toContain(m);
-    } finally {
-      await redis.stop();
-    }
+    onTestFinished(() => redis.stop());
+    const tenants = join(dir, 'tenants.json');
+    await writeFile(tenants, tenantsJson([{ id: 'acme', platform: { kind: 'file', path: dir } }, { id: 'globex', platform: { kind: 'file', path: dir } }]));
+    const { code, stderr, urls } = await loadedBy(['status'], { REDIS_URL: redis.url, KEY_PREFIX: testPrefix('start'), TENANTS_FILE: tenants, COLLECTIONS_BASE_URL: 'http://127.0.0.1:1/api-service/v1' });
+    expect(code, stderr).toBe(0);
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const ours = [...packagesOf(urls)].filter((p) => p in pkg.dependencies).sort();
+    // Not bullmq, pino, undici, prom-client, nor cron-parser (a tenants file without a cron pattern) or cli-progress.
+    expect(ours).toEqual(['commander', 'ioredis', 'zod']);
+    // Of our modules: the stores it reads, not the App nor the state a sync writes (id maps, mirror, ledger).
+    const modules = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
+    expect(modules).toContain('src/state/runs.ts');
+    for (const m of ['src/app.ts', 'src/state/index.ts', 'src/state/record-state.ts', 'src/state/record-mirror.ts', 'src/state/payment-ledger.ts', 'src/platforms/records.ts']) expect(modules).not.toContain(m);
   });
 });
 

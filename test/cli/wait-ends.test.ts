@@ -14,7 +14,7 @@ import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import { spawnWorker } from '../helpers/child-worker.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -26,7 +26,7 @@ interface Result {
 }
 
 describe('--wait ends with an outcome', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let dir: string;
   let env: Record<string, string>;
@@ -55,7 +55,6 @@ describe('--wait ends with an outcome', () => {
   };
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-wait-'));
     await mkdir(join(dir, 'acme'));
     data = sampleData({ contacts: 40, seed: 5 });
@@ -71,7 +70,6 @@ describe('--wait ends with an outcome', () => {
   afterAll(async () => {
     await worker?.close(10_000);
     await rig?.close();
-    await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,8 +1,19 @@
 /**
- * Redis for tests. Order: REDIS_URL when set; else testcontainers when a Docker engine answers (checked with
- * `docker info`, so a client without an engine never reaches testcontainers' fatal runtime probe); else a spawned
- * `redis-server` on a random port with its own temp dir. Fault tests (restart, kill)
- * always use `spawnRedis()`. Every test gets its own key prefix from `testPrefix()`.
+ * Redis for tests, one per test file (or per `describe` that asks for its own). Order: REDIS_URL when set; else a
+ * spawned `redis-server` on a random port with its own temp dir; else testcontainers when a Docker engine answers
+ * (checked with `docker info`, so a client without an engine never reaches testcontainers' fatal runtime probe).
+ * Fault tests (restart, kill) always use a spawned server of their own (`useSpawnedRedis()` or `spawnRedis()`).
+ * Every test gets its own key prefix from `testPrefix()`.
+ *
+ * A file takes its Redis with `const redis = useTestRedis()` at the top of the file or of a `describe`: that
+ * registers the beforeAll that starts it and the afterAll that stops it. Register it before the file's own hooks:
+ * vitest runs after-hooks in reverse order (`sequence.hooks: 'stack'`), so the file's afterAll (closing workers,
+ * clients) runs while Redis is still up. A Redis (or anything else) started inside one test is stopped with
+ * `onTestFinished`.
+ *
+ * Why one per file and not one per run (a globalSetup that `provide`s a URL): files use MONITOR, SCRIPT FLUSH,
+ * CLIENT PAUSE and CONFIG SET, which would reach every other file on a shared server, and a spawn costs about
+ * 0.1 s per file, next to files that take seconds each.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -139,12 +150,12 @@ async function containerRedis(): Promise<TestRedis> {
   return { url: container.getConnectionUrl(), kind: 'container', stop: async () => void (await container.stop()) };
 }
 
-/** The Redis a test file uses (see the order above). */
+/** The Redis a test file uses (see the order above); `useTestRedis()` starts and stops it with the file. */
 export async function startTestRedis(): Promise<TestRedis> {
   const envUrl = process.env['REDIS_URL'];
   if (envUrl) return { url: envUrl, kind: 'env', stop: async () => undefined };
-  if (await dockerAnswers()) return containerRedis();
   if (hasRedisServer()) return spawnRedis({ appendonly: false });
+  if (await dockerAnswers()) return containerRedis();
   throw new Error('no Redis for tests: set REDIS_URL, or install redis-server (apt-get install redis-server), or run a Docker engine');
 }
 
@@ -161,20 +172,73 @@ export async function dropPrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** Registers the hooks that start a server before the file's (or describe's) tests and stop it after them. */
+function useServer<S extends TestRedis>(start: () => Promise<S>): () => S {
+  let server: S | undefined;
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(async () => {
+    const s = server;
+    server = undefined;
+    await s?.stop();
+  });
+  return () => {
+    if (!server) throw new Error('test Redis is not running: use it inside a hook or a test, after useTestRedis()');
+    return server;
+  };
+}
+
 /**
- * One Redis per test file with one client on it: registers the beforeAll/afterAll hooks and hands the client
- * (and the server) to `set` once they are up.
+ * The file's Redis (see the order above), started in a beforeAll and stopped in an afterAll that this registers.
+ * The handle reads the running server, so use it in hooks and tests, not while the file is collected.
+ */
+export function useTestRedis(): TestRedis {
+  const server = useServer(startTestRedis);
+  return {
+    get url() {
+      return server().url;
+    },
+    get kind() {
+      return server().kind;
+    },
+    stop: () => server().stop(),
+  };
+}
+
+/** A spawned Redis of the file's own, for fault tests (kill, restart); started and stopped like `useTestRedis()`. */
+export function useSpawnedRedis(options: Parameters<typeof spawnRedis>[0] = {}): SpawnedRedis {
+  const server = useServer(() => spawnRedis(options));
+  return {
+    kind: 'spawned',
+    get url() {
+      return server().url;
+    },
+    get port() {
+      return server().port;
+    },
+    get dir() {
+      return server().dir;
+    },
+    stop: () => server().stop(),
+    kill: () => server().kill(),
+    start: () => server().start(),
+    restart: (downMs) => server().restart(downMs),
+  };
+}
+
+/**
+ * The file's Redis with one client on it: hands the client (and the server) to `set` once they are up, and
+ * disconnects the client before the server stops.
  */
 export function useRedisClient(set: (client: Redis, server: TestRedis) => void): void {
-  let server: TestRedis | undefined;
+  const server = useTestRedis();
   let client: Redis | undefined;
-  beforeAll(async () => {
-    server = await startTestRedis();
+  beforeAll(() => {
     client = new Redis(server.url);
     set(client, server);
   });
-  afterAll(async () => {
+  afterAll(() => {
     client?.disconnect();
-    await server?.stop();
   });
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from './redis.js';
+import { useTestRedis, type TestRedis } from './redis.js';
 import { startRig, type Rig } from './rig.js';
 import { writeSampleFolder } from './sample-folder.js';
 
@@ -31,15 +31,15 @@ export function useSampleRig(options: {
   /** Write the sample before the rig starts (default true; false leaves the folder empty). */
   writeSample?: boolean;
 }): SampleRig {
-  const parts: Partial<{ -readonly [K in keyof SampleRig]: SampleRig[K] }> = {};
+  const redis = useTestRedis();
+  const parts: Partial<{ -readonly [K in keyof Omit<SampleRig, 'redis'>]: SampleRig[K] }> = {};
   beforeAll(async () => {
-    parts.redis = await startTestRedis();
     parts.folder = await mkdtemp(join(tmpdir(), 'cs-sample-'));
     parts.data = sampleData({ contacts: options.contacts, seed: options.seed, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     if (options.writeSample !== false) await writeSampleFolder(parts.folder, parts.data);
     const folder = parts.folder;
     parts.rig = await startRig({
-      redisUrl: parts.redis.url,
+      redisUrl: redis.url,
       tenants: (options.tenants ?? ['acme']).map((id) => ({ id, platform: { kind: 'file', path: folder } })),
       ...(options.env ? { env: options.env } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
@@ -47,18 +47,15 @@ export function useSampleRig(options: {
   });
   afterAll(async () => {
     await parts.rig?.close();
-    await parts.redis?.stop();
     if (parts.folder) await rm(parts.folder, { recursive: true, force: true });
   });
-  const get = <K extends keyof SampleRig>(k: K): SampleRig[K] => {
+  const get = <K extends keyof typeof parts>(k: K): SampleRig[K] => {
     const v = parts[k];
     if (v === undefined) throw new Error(`useSampleRig: ${k} is read before beforeAll ran`);
     return v;
   };
   return {
-    get redis() {
-      return get('redis');
-    },
+    redis,
     get rig() {
       return get('rig');
     },

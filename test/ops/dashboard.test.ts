@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { createLogger } from '../../src/logger.js';
 import { hideSecrets, startDashboard, type Dashboard } from '../../src/ops/dashboard.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const PASSWORD = 'correct-horse-battery-staple';
@@ -15,13 +15,12 @@ interface QueuesAnswer {
 }
 
 describe('the job dashboard', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let dashboard: Dashboard;
   let probe: Queue;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }] });
     rig.memory.get('acme').upsert('contacts', { id: 'C1', updatedAt: '2026-11-01T00:00:00.000Z', name: 'Red Sea Foods', nameAr: 'أغذية البحر الأحمر' });
     const run = await rig.sync('acme');
@@ -35,7 +34,6 @@ describe('the job dashboard', () => {
     await dashboard?.close();
     await probe?.close();
     await rig?.close();
-    await redis?.stop();
   });
 
   it('answers /healthz without credentials and nothing else', async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { freePort, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { freePort, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { parseDockerfile, type Dockerfile } from './dockerfile.js';
 import { parseExposition, sumOf } from './exposition.js';
 import { performDockerfile, UnmirroredStep, type ImageSpec, type Owner } from './image-build.js';
@@ -68,7 +68,7 @@ describe('the image, performed from docker/Dockerfile in a temporary folder', ()
   let image: ImageSpec;
   let broken: ImageSpec;
   let manifest: Manifest;
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let sim: Simulator;
   let env: Record<string, string>;
 
@@ -115,7 +115,7 @@ describe('the image, performed from docker/Dockerfile in a temporary folder', ()
 
     const good = performDockerfile({ dockerfile, context: REPO, into: join(dir, 'image'), owner: NODE_USER, repository: REPO });
     const bad = performDockerfile({ dockerfile, context, into: join(dir, 'broken'), owner: NODE_USER, repository: REPO, reuse: { build: good.stage('build') } });
-    [image, broken, redis, sim] = await Promise.all([good.image, bad.image, startTestRedis(), startSimulator({ clients: [CLIENT] })]);
+    [image, broken, sim] = await Promise.all([good.image, bad.image, startSimulator({ clients: [CLIENT] })]);
     env = {
       REDIS_URL: redis.url,
       KEY_PREFIX: testPrefix('image'),
@@ -128,7 +128,6 @@ describe('the image, performed from docker/Dockerfile in a temporary folder', ()
 
   afterAll(async () => {
     await sim?.close();
-    await redis?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
 import { parseExposition, type Family } from './exposition.js';
@@ -16,7 +16,7 @@ const LAST_SUCCESS = 'collections_sync_last_success_timestamp_seconds';
 const CURSOR_LAG = 'collections_sync_cursor_lag_seconds';
 
 describe('the time since the last successful run, per tenant', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   let base: string;
@@ -30,7 +30,6 @@ describe('the time since the last successful run, per tenant', () => {
     families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-last-success-'));
     // Quiet data: nothing changed since 2026-11-01.
     await writeSampleFolder(folder, sampleData({ contacts: 15, seed: 3, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') }));
@@ -48,7 +47,6 @@ describe('the time since the last successful run, per tenant', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 

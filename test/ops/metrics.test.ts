@@ -10,7 +10,7 @@ import { enqueueCampaign } from '../../src/queues/index.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import type { SimulatorCounters } from '../../src/simulator/index.js';
-import { freePort, startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { ExpositionError, parseExposition, sumOf, type Family } from './exposition.js';
 
@@ -42,7 +42,7 @@ const FAMILIES = [
 ];
 
 describe('the ops port', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   let base: string;
@@ -56,7 +56,6 @@ describe('the ops port', () => {
   };
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-ops-metrics-'));
     data = sampleData({ contacts: 120, seed: 11, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     await writeNdjson(join(folder, 'contacts.ndjson'), data.contacts);
@@ -73,7 +72,6 @@ describe('the ops port', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 

@@ -5,20 +5,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/config/env.js';
 import { startWorker, type WorkerOptions } from '../../src/worker.js';
-import { freePort, startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 describe('the ops port', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0' }, worker: false });
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   /** The ops server a worker with no queues and these options starts (its port, or undefined), closed again. */

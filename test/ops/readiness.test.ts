@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnRedis, type SpawnedRedis } from '../helpers/redis.js';
+import { useSpawnedRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 interface ReadyBody {
@@ -20,19 +20,17 @@ async function pollReady(base: string, want: number, attempts = 150): Promise<{ 
 }
 
 describe('readiness follows Redis', () => {
-  let redis: SpawnedRedis;
+  const redis = useSpawnedRedis();
   let rig: Rig;
   let base: string;
 
   beforeAll(async () => {
-    redis = await spawnRedis();
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], worker: { opsPort: 'random' } });
     rig.memory.get('acme').upsert('contacts', { id: 'C1', updatedAt: '2026-11-01T00:00:00.000Z', name: 'Al Noor Trading', nameAr: 'النور للتجارة' });
     base = `http://127.0.0.1:${rig.worker?.ops?.port ?? 0}`;
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('answers 503 while Redis is down, 200 once it is back, and the workers complete jobs again', async () => {

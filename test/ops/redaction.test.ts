@@ -10,7 +10,7 @@ import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { prefixPattern } from '../../src/redis/keys.js';
 
@@ -81,7 +81,7 @@ async function dumpRedis(url: string, match: string): Promise<Map<string, string
 describe('secrets stay out of logs, job data and Redis', () => {
   const SECRET = `S3cr3t-${randomBytes(12).toString('hex')}`;
   const CLIENT = 'client-acme';
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let sim: Simulator;
   let recorder: Awaited<ReturnType<typeof tokenRecorder>>;
   let rig: Rig;
@@ -89,7 +89,6 @@ describe('secrets stay out of logs, job data and Redis', () => {
   let data: ReturnType<typeof sampleData>;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-ops-redaction-'));
     data = sampleData({ contacts: 60, seed: 5, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     const bad = data.contacts[2];
@@ -111,7 +110,6 @@ describe('secrets stay out of logs, job data and Redis', () => {
     await rig?.close();
     await recorder?.close();
     await sim?.close();
-    await redis?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 

@@ -5,7 +5,7 @@
  */
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { COUNTED_STATES, queueJobCounts } from '../../src/queues/counts.js';
 import { QUEUES } from '../../src/queues/names.js';
 import { queuePrefix } from '../../src/redis/keys.js';
@@ -14,16 +14,12 @@ import { testPrefix, useRedisClient } from '../helpers/redis.js';
 describe('queueJobCounts', () => {
   let redis!: Redis;
   useRedisClient((client) => (redis = client));
-  const closers: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
-  });
 
   it('reads the counts getJobCounts reads, state by state', async () => {
     const prefix = testPrefix('counts');
     const name = QUEUES.sync;
     const queue = new Queue(name, { connection: redis, prefix: queuePrefix(prefix, name) });
-    closers.push(async () => {
+    onTestFinished(async () => {
       await queue.obliterate({ force: true });
       await queue.close();
     });
@@ -34,7 +30,7 @@ describe('queueJobCounts', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     let processed = 0;
     const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
-    closers.push(async () => workerConnection.quit());
+    onTestFinished(async () => void (await workerConnection.quit()));
     const ended = new Promise<void>((resolve) => {
       const worker = new Worker(
         name,
@@ -46,7 +42,7 @@ describe('queueJobCounts', () => {
         },
         { connection: workerConnection, prefix: queuePrefix(prefix, name), concurrency: 1 },
       );
-      closers.push(() => worker.close());
+      onTestFinished(() => worker.close());
     });
     await queue.add('x', { outcome: 'ok' }, { attempts: 1 });
     await queue.add('x', { outcome: 'fail' }, { attempts: 1 });

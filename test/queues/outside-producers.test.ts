@@ -16,13 +16,13 @@ import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
 import { requestSync } from '../../src/queues/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { printedContract } from '../helpers/contract.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const DAY_MS = 86_400_000;
 
 describe('jobs from outside producers', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let contract: JobContract;
   let sync: OutsideQueue;
@@ -31,7 +31,6 @@ describe('jobs from outside producers', () => {
   let outside: Queue;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     const memory = new MemoryPlatformRegistry();
     const data = sampleData({ contacts: 5, seed: 28, today: new Date('2026-11-20T00:00:00Z') });
     const store = memory.get('acme');
@@ -48,7 +47,6 @@ describe('jobs from outside producers', () => {
     await outside?.close();
     await rig?.close();
     if (redis && rig) await dropPrefix(redis.url, rig.env.KEY_PREFIX);
-    await redis?.stop();
   });
 
   /** The job once it has finished (completed or failed), read after its state is final. */

@@ -6,41 +6,34 @@
  */
 import { Queue, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTickProcessor } from '../../jobs/schedule-tick.js';
 import { createLogger } from '../../src/logger.js';
 import { addJob, defineProcessor, hopeless, QUEUES, reschedule, requestSync, type JobInput } from '../../src/queues/index.js';
 import { connectRedis, createRedis } from '../../src/redis/connection.js';
 import { LockLostError, RedisLock } from '../../src/redis/lock.js';
-import { dropPrefix, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 
 const logger = createLogger({ level: 'silent' });
-let server: TestRedis;
+const server = useTestRedis();
 let redis: Redis;
-const open: { close(): Promise<unknown> }[] = [];
-const prefixes: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestRedis();
   redis = await connectRedis(createRedis(server.url, 'worker'), server.url);
-});
-afterEach(async () => {
-  for (const o of open.splice(0).reverse()) await o.close();
-  for (const p of prefixes.splice(0)) await dropPrefix(server.url, p);
 });
 afterAll(async () => {
   redis.disconnect();
-  await server.stop();
 });
 
 /** A schedule queue with a worker running `processor` (tick data is the simplest of the table's). */
 function scheduleQueue(processor: Processor): Queue {
   const prefix = testPrefix('q');
-  prefixes.push(prefix);
+  onTestFinished(() => dropPrefix(server.url, prefix));
   const queue = new Queue(QUEUES.schedule, { connection: redis, prefix });
   const worker = new Worker(QUEUES.schedule, processor, { connection: redis, prefix, concurrency: 2 });
   worker.on('error', () => undefined);
-  open.push(queue, worker);
+  onTestFinished(() => queue.close());
+  onTestFinished(() => worker.close());
   return queue;
 }
 
@@ -71,7 +64,7 @@ const retried = { attempts: 3, backoff: { type: 'fixed', delay: 10 } };
 describe('defineProcessor', () => {
   it('fails a tick whose data does not parse at once, without a retry (jobs/schedule-tick.ts)', async () => {
     const sync = new Queue(QUEUES.sync, { connection: redis, prefix: testPrefix('unused') });
-    open.push(sync);
+    onTestFinished(() => sync.close());
     const queue = scheduleQueue(createTickProcessor({ syncQueue: sync, knows: () => true, logger }));
     const added = await queue.add('schedule-tick', { tenantId: 'acme', mode: 'hourly' }, retried);
     const job = await finished(queue, added.id);
@@ -186,7 +179,8 @@ describe('the job table', () => {
   it('producers parse their data before Redis sees it, and put a job only on its own queue', async () => {
     const sync = new Queue(QUEUES.sync, { connection: redis, prefix: testPrefix('p') });
     const schedule = new Queue(QUEUES.schedule, { connection: redis, prefix: testPrefix('p') });
-    open.push(sync, schedule);
+    onTestFinished(() => sync.close());
+    onTestFinished(() => schedule.close());
     await expect(requestSync(sync, 'Not A Tenant!', 'full')).rejects.toThrow(/invalid sync-run job data: tenantId/);
     await expect(addJob(schedule, 'sync', { tenantId: 'acme', mode: 'full', trigger: 'cli', requestedAt: Date.now() })).rejects.toThrow(/belongs on the sync queue, not schedule/);
     expect(await sync.count()).toBe(0);

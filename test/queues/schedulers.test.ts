@@ -5,23 +5,19 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ensureRefreshSchedules, ensureSchedulers, QUEUES } from '../../src/queues/index.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 describe('ensureSchedulers', () => {
   let redis!: Redis;
   useRedisClient((client) => (redis = client));
-  const queues: Queue[] = [];
-  afterEach(async () => {
-    for (const q of queues.splice(0)) {
-      await q.obliterate({ force: true });
-      await q.close();
-    }
-  });
   const queue = (name: string): Queue => {
     const q = new Queue(name, { connection: redis, prefix: testPrefix('sched') });
-    queues.push(q);
+    onTestFinished(async () => {
+      await q.obliterate({ force: true });
+      await q.close();
+    });
     return q;
   };
 

@@ -15,7 +15,7 @@ import { readLuaFile } from '../../src/redis/lua-files.js';
 import { resolveLua } from '../../src/redis/lua-loader.js';
 import { LuaScript } from '../../src/redis/script.js';
 import { runEveryScript } from '../helpers/every-script.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../helpers/redis.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,14 +35,13 @@ interface Seen {
 }
 
 describe('Lua scripts and their keys', () => {
-  let server: TestRedis;
+  const server = useTestRedis();
   let redis: Redis;
   let monitor: Redis;
   const seen: Seen[] = [];
   const markers = new Map<string, () => void>();
 
   beforeAll(async () => {
-    server = await startTestRedis();
     redis = new Redis(server.url);
     monitor = await new Redis(server.url).monitor();
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -53,7 +52,6 @@ describe('Lua scripts and their keys', () => {
   afterAll(async () => {
     monitor?.disconnect();
     redis?.disconnect();
-    await server?.stop();
   });
 
   /** Waits until MONITOR has shown everything sent so far. */

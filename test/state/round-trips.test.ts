@@ -3,21 +3,20 @@
  * MONITOR on the store's own connection; commands run inside Lua are not the client's and are left out.
  */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createStateStores, type StateStores } from '../../src/state/index.js';
-import { spawnRedis, startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { spawnRedis, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { watchCommands, type CommandCounter } from './commands.js';
 
 const PAGE = 1_000;
 const ids = Array.from({ length: PAGE }, (_, i) => `r${i}`);
 
 describe('batch methods: one round trip per call', () => {
-  let server: TestRedis;
+  const server = useTestRedis();
   let redis: Redis;
   let counter: CommandCounter;
   let stores: StateStores;
   beforeAll(async () => {
-    server = await startTestRedis();
     redis = new Redis(server.url);
     counter = await watchCommands(server.url, redis);
     stores = createStateStores(redis, testPrefix());
@@ -43,7 +42,6 @@ describe('batch methods: one round trip per call', () => {
   afterAll(async () => {
     await counter.close();
     redis.disconnect();
-    await server.stop();
   });
 
   const one = async (fn: () => Promise<unknown>): Promise<string[]> => {
@@ -115,21 +113,18 @@ describe('batch methods: one round trip per call', () => {
   it('a server that lost its scripts costs one extra command, then none', async () => {
     // A private server: SCRIPT FLUSH must not touch a Redis other test files share.
     const own = await spawnRedis({ appendonly: false });
+    onTestFinished(() => own.stop());
     const client = new Redis(own.url);
+    onTestFinished(() => client.disconnect());
     const watch = await watchCommands(own.url, client);
-    try {
-      const s = createStateStores(client, testPrefix());
-      await s.records.setMany('acme', 'contacts', [{ id: 'c', uuid: 'u' }]);
-      await client.script('FLUSH');
-      const first = await watch.during(() => s.records.setMany('acme', 'contacts', [{ id: 'c', hash: 'h' }]));
-      expect(first.map((c) => c.split(' ')[0])).toEqual(['EVALSHA', 'EVAL']);
-      const then = await watch.during(() => s.records.setMany('acme', 'contacts', [{ id: 'c', hash: 'h2' }]));
-      expect(then.map((c) => c.split(' ')[0])).toEqual(['EVALSHA']);
-      expect(await s.records.get('acme', 'contacts', 'c')).toEqual({ uuid: 'u', hash: 'h2' });
-    } finally {
-      await watch.close();
-      client.disconnect();
-      await own.stop();
-    }
+    onTestFinished(() => watch.close());
+    const s = createStateStores(client, testPrefix());
+    await s.records.setMany('acme', 'contacts', [{ id: 'c', uuid: 'u' }]);
+    await client.script('FLUSH');
+    const first = await watch.during(() => s.records.setMany('acme', 'contacts', [{ id: 'c', hash: 'h' }]));
+    expect(first.map((c) => c.split(' ')[0])).toEqual(['EVALSHA', 'EVAL']);
+    const then = await watch.during(() => s.records.setMany('acme', 'contacts', [{ id: 'c', hash: 'h2' }]));
+    expect(then.map((c) => c.split(' ')[0])).toEqual(['EVALSHA']);
+    expect(await s.records.get('acme', 'contacts', 'c')).toEqual({ uuid: 'u', hash: 'h2' });
   });
 });

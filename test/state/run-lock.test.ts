@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createRedis, connectRedis } from '../../src/redis/connection.js';
 import { keepAlive, LockLostError } from '../../src/redis/lock.js';
 import { TenantRunLock } from '../../src/state/run-lock.js';
@@ -71,19 +71,16 @@ describe('TenantRunLock', () => {
 
   it('keepAlive signals loss when Redis stays unreachable for a TTL, even with commands that never fail', async () => {
     const spawned = await spawnRedis({ appendonly: false });
+    onTestFinished(() => spawned.stop());
     const client = await connectRedis(createRedis(spawned.url, 'worker'), spawned.url);
+    onTestFinished(() => client.disconnect());
     client.on('error', () => undefined);
-    try {
-      const lock = new TenantRunLock(client, testPrefix());
-      expect(await lock.acquire('acme', 'a', 800)).toBe(true);
-      const ka = lock.keepAlive('acme', 'a', 800, 100);
-      await spawned.kill();
-      const reason = await aborted(ka.signal);
-      expect(reason).toBeInstanceOf(LockLostError);
-      expect(String(reason)).toMatch(/could not be extended for 800 ms/);
-    } finally {
-      client.disconnect();
-      await spawned.stop();
-    }
+    const lock = new TenantRunLock(client, testPrefix());
+    expect(await lock.acquire('acme', 'a', 800)).toBe(true);
+    const ka = lock.keepAlive('acme', 'a', 800, 100);
+    await spawned.kill();
+    const reason = await aborted(ka.signal);
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(String(reason)).toMatch(/could not be extended for 800 ms/);
   });
 });

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
 
 describe('abort listeners end with their waits', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   let data: SampleData;
@@ -20,7 +20,6 @@ describe('abort listeners end with their waits', () => {
   const onWarning = (w: Error): void => void warnings.push(w);
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-listeners-'));
     data = sampleData({ contacts: 120, seed: 9, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     await writeSampleFolder(folder, data);
@@ -36,7 +35,6 @@ describe('abort listeners end with their waits', () => {
   afterAll(async () => {
     process.off('warning', onWarning);
     await rig?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

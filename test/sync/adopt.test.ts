@@ -5,18 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 describe('adoption of existing service records', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   const memory = new MemoryPlatformRegistry();
   const data = sampleData({ contacts: 60, seed: 5 });
   const many = sampleData({ contacts: 120, seed: 9, idPrefix: 'M' });
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     const store = memory.get('adopt');
     store.upsertMany('contacts', data.contacts);
     store.upsertMany('invoices', data.invoices);
@@ -32,7 +31,6 @@ describe('adoption of existing service records', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('adopts contacts that already exist in the service on the first sync', async () => {

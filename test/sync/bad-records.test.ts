@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const T = '2026-11-02T08:15:00Z';
@@ -11,12 +11,11 @@ const invoice = (id: string, contactId: string, extra: Record<string, unknown> =
   JSON.stringify({ id, contactId, updatedAt: T, status: 'AUTHORISED', number: `N-${id}`, date: '2026-10-01', dueDate: '2026-10-31', total: 100, ...extra });
 
 describe('bad records are reported with their place and reason; the rest lands', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-bad-'));
     await writeFile(
       join(folder, 'contacts.ndjson'),
@@ -44,7 +43,6 @@ describe('bad records are reported with their place and reason; the rest lands',
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

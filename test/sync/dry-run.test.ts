@@ -12,7 +12,7 @@ import type { InvoiceRecord } from '../../src/platforms/records.js';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
 import type { RecordState } from '../../src/state/index.js';
 import { dryRun, type DryRunDecision, type DryRunReport } from '../../src/sync/dry-run.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
 
@@ -28,14 +28,13 @@ function ok(rig: Rig, route: string): number {
 const ROUTES = ['POST /contact', 'PUT /contact', 'POST /invoice/create-update', 'PUT /invoice/payment/{uuid}'] as const;
 
 describe('a dry run predicts what the next sync does', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   let data: SampleData;
   let ledgerInvoice: InvoiceRecord;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-dry-'));
     data = sampleData({ contacts: 150, seed: 23, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     // An invoice whose platform gives no outstanding amount: its balance comes from the payment ledger.
@@ -46,7 +45,6 @@ describe('a dry run predicts what the next sync does', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

@@ -9,17 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import type { ContactRecord } from '../../src/platforms/records.js';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 describe('records repeated across pages pushed at once', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   const contacts = sampleData({ contacts: 300, seed: 21 }).contacts;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-dup-'));
     // Pages of 10 lines: every contact of page k comes again, renamed, in page k+1 or k+2.
     const lines: ContactRecord[] = [];
@@ -38,7 +37,6 @@ describe('records repeated across pages pushed at once', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

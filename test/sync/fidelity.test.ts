@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Contact } from '../../src/collections/schemas.js';
 import { MemoryPlatformRegistry, type RawRecord } from '../../src/platforms/memory/index.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const CLIENT = 'client-fidel';
@@ -18,7 +18,7 @@ function requests(rig: Rig): number {
 }
 
 describe('data fidelity between the platform and the service', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   const memory = new MemoryPlatformRegistry();
   const platform = memory.get('fidel');
@@ -32,7 +32,6 @@ describe('data fidelity between the platform and the service', () => {
   };
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     platform.upsertMany('contacts', [
       contact('C-1', { phoneNumber: '+966 50 111 1111', email: 'ap@one.example', city: 'Riyadh', persons: [{ name: 'Jane', email: 'jane@one.example', phoneNumber: '+966 50 000 0001' }] }),
       contact('C-2', { phoneNumber: '+966 50 222 2222', email: 'ap@two.example' }),
@@ -46,7 +45,6 @@ describe('data fidelity between the platform and the service', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('pushes an invoice whose text is over the limit, and the run report names the record and each field', async () => {

@@ -14,7 +14,7 @@ import { stateKey } from '../../src/state/keys.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { packedKey, scanRecords } from '../../src/state/packed.js';
 import { idOf, readVarint } from '../../src/state/packed-codec.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { writeSampleFolder } from '../helpers/sample-folder.js';
 
@@ -22,13 +22,12 @@ const TENANT = 'acme';
 const UUID36 = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('state written before lean state values', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let folder: string;
   let data: SampleData;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     folder = await mkdtemp(join(tmpdir(), 'cs-lean-'));
     data = sampleData({ contacts: 150, seed: 13, today: new Date('2026-11-20T00:00:00Z'), updatedAt: new Date('2026-11-01T00:00:00Z') });
     await writeSampleFolder(folder, data);
@@ -36,7 +35,6 @@ describe('state written before lean state values', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     await rm(folder, { recursive: true, force: true });
   });
 

@@ -7,11 +7,11 @@ import { parseTenants } from '../../src/config/tenants.js';
 import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
 import { ensureTickSchedules } from '../../src/queues/index.js';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
 
 describe('per-tenant schedules', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   const memory = new MemoryPlatformRegistry();
   const specs: TenantSpec[] = [
@@ -20,13 +20,11 @@ describe('per-tenant schedules', () => {
   ];
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     memory.get('tick').upsertMany('contacts', sampleData({ contacts: 5, seed: 9 }).contacts);
     rig = await startRig({ redisUrl: redis.url, memory, tenants: specs, worker: { schedules: true } });
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('upserts an incremental and a reconcile scheduler per tenant, and ticks start runs', async () => {

@@ -17,7 +17,7 @@ import { decodeMemoryToken } from '../../src/platforms/memory/index.js';
 import { compareCursor } from '../../src/platforms/types.js';
 import { createStateStores, type StateStores } from '../../src/state/index.js';
 import { watchCommands, type CommandCounter } from '../state/commands.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 /** A promise and its resolver: a task held until the test lets it go. */
@@ -43,14 +43,13 @@ function tracked<T>(p: Promise<T>): { promise: Promise<T>; done: () => boolean }
 const uuid = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 describe('the state writer', () => {
-  let server: TestRedis;
+  const server = useTestRedis();
   let redis: Redis;
   let admin: Redis;
   let counter: CommandCounter;
   let stores: StateStores;
 
   beforeAll(async () => {
-    server = await startTestRedis();
     redis = new Redis(server.url);
     admin = new Redis(server.url);
     counter = await watchCommands(server.url, redis);
@@ -64,7 +63,6 @@ describe('the state writer', () => {
     await counter?.close();
     redis?.disconnect();
     admin?.disconnect();
-    await server?.stop();
   });
 
   it('writes what is set in one turn in one round trip per entity when no request is in flight', async () => {
@@ -123,7 +121,7 @@ describe('the state writer', () => {
 });
 
 describe('a run: serialized, the request pool, checkpoints', () => {
-  let server: TestRedis;
+  const server = useTestRedis();
   let rig: Rig;
   let n = 0;
 
@@ -148,7 +146,6 @@ describe('a run: serialized, the request pool, checkpoints', () => {
   }
 
   beforeAll(async () => {
-    server = await startTestRedis();
     rig = await startRig({
       redisUrl: server.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }],
@@ -159,7 +156,6 @@ describe('a run: serialized, the request pool, checkpoints', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await server?.stop();
   });
 
   describe('RunContext.serialized', () => {

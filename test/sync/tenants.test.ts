@@ -6,18 +6,17 @@ import { MemoryPlatformRegistry } from '../../src/platforms/memory/index.js';
 import { requestSync } from '../../src/queues/index.js';
 import { waitForRun } from '../../src/state/index.js';
 import { sampleData } from '../../src/sample/generate.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 describe('two tenants in one worker', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   const memory = new MemoryPlatformRegistry();
   const big = sampleData({ contacts: 1500, seed: 1, idPrefix: 'B', today: new Date('2026-11-20T00:00:00Z') });
   const small = sampleData({ contacts: 20, seed: 2, idPrefix: 'S', today: new Date('2026-11-20T00:00:00Z') });
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     for (const [name, data] of [['big', big], ['small', small]] as const) {
       const store = memory.get(name);
       store.upsertMany('contacts', data.contacts);
@@ -37,7 +36,6 @@ describe('two tenants in one worker', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('keeps data apart and lets the small tenant finish while the big one backfills', async () => {

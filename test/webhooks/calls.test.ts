@@ -17,7 +17,7 @@ import { loadEnv } from '../../src/config/env.js';
 import { enqueueCampaign, JOBS } from '../../src/queues/index.js';
 import type { StoredEvent } from '../../src/webhooks/index.js';
 import { startWorker } from '../../src/worker.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
 import { AS_OF, CONTACTS, INVOICES, NUMBERS } from './../calls/fixtures.js';
 
@@ -33,7 +33,7 @@ const TENANTS: TenantSpec[] = [
 ];
 
 describe('call webhooks settle unknown outcomes', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let calls: CallStores;
   let base: string;
@@ -83,7 +83,6 @@ describe('call webhooks settle unknown outcomes', () => {
   const storedMetadata = (number: string) => rig.sim.data(CLIENT).calls.find((c) => c.numberToCall === number)!.metadata!;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     dir = await mkdtemp(join(tmpdir(), 'cs-webhooks-'));
     await writeFile(join(dir, 'tenants.json'), tenantsJson(TENANTS));
     rig = await startRig({
@@ -104,7 +103,6 @@ describe('call webhooks settle unknown outcomes', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

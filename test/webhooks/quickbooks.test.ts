@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOBS } from '../../src/queues/index.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const VERIFIER = 'qbo-verifier-token-0123456789';
@@ -19,7 +19,7 @@ const qbo = (id: string, realmId: string, verifier: string, clientId: string) =>
 });
 
 describe('QuickBooks change notifications', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let rig: Rig;
   let url: string;
   const notification = (...realms: string[]) =>
@@ -35,7 +35,6 @@ describe('QuickBooks change notifications', () => {
   const syncJobs = async () => (await rig.app.queues.sync.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed'])).filter((j) => j.name === JOBS.sync.name);
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [qbo('books', '9130350000000001', VERIFIER, 'qbo-app'), qbo('books-two', '9130350000000002', OTHER_VERIFIER, 'qbo-app-two')],
@@ -47,7 +46,6 @@ describe('QuickBooks change notifications', () => {
   });
   afterAll(async () => {
     await rig?.close();
-    await redis?.stop();
   });
 
   it('refuses a bad or missing signature, and one made with another app\'s token for this realm, requesting nothing', async () => {

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PlatformError, PlatformRateLimitedError } from '../../../src/platforms/types.js';
 import { QBO_MINOR_VERSION } from '../../../src/platforms/quickbooks/index.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../../helpers/redis.js';
 import { QboDouble, QBO_TEST_TOKEN, qboStamp } from './double.js';
 import { customer, invoice, seed } from './fixtures.js';
 import { FixedAccess, makeAdapter, readAll, type AdapterHandle } from './harness.js';
@@ -11,16 +11,10 @@ let clock = T0 + 3_600_000;
 const now = (): number => clock;
 
 describe('QuickBooks adapter against the double', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let double: QboDouble;
   let h: AdapterHandle;
 
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
   beforeEach(async () => {
     clock = T0 + 3_600_000;
     double = await QboDouble.start({ now });

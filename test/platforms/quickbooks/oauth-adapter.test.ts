@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseTenants } from '../../../src/config/tenants.js';
 import { createAdapter, type PlatformAdapter } from '../../../src/platforms/index.js';
 import { PlatformRateLimitedError } from '../../../src/platforms/types.js';
 import { QuickBooksOAuthDouble } from '../../doubles/quickbooks-oauth.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../../helpers/redis.js';
 import { capturingLogger, readAll } from '../xero/harness.js';
 import { QboDouble } from './double.js';
 import { seed } from './fixtures.js';
@@ -19,22 +19,13 @@ const TOKEN_KEY = randomBytes(32).toString('hex');
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 
 describe('QuickBooks adapter on the real OAuth room and limiter', () => {
-  let redis: TestRedis;
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = useTestRedis();
 
   async function setUp(): Promise<{ api: QboDouble; auth: QuickBooksOAuthDouble; adapter: (refresh: string) => { adapter: PlatformAdapter; logs: string[] } }> {
     const api = await QboDouble.start({ tokens: [], now: () => T0 + 3_600_000 });
     const auth = await QuickBooksOAuthDouble.start({ clientId: 'ABapp', clientSecret: 'app-secret', realmId: api.realmId, onAccess: (t) => api.acceptToken(t) });
-    cleanups.push(() => api.close(), () => auth.close());
+    onTestFinished(() => api.close());
+    onTestFinished(() => auth.close());
     seed(api, 3, T0);
     const prefix = testPrefix('qbo');
     const adapter = (refresh: string): { adapter: PlatformAdapter; logs: string[] } => {
@@ -43,7 +34,7 @@ describe('QuickBooks adapter on the real OAuth room and limiter', () => {
       const conn = new Redis(redis.url, { maxRetriesPerRequest: 3 });
       const { logger, logs } = capturingLogger();
       const a = createAdapter(file.tenants[0]!.platform, { logger, redis: conn, prefix, tokenKey: TOKEN_KEY });
-      cleanups.push(async () => {
+      onTestFinished(async () => {
         await a.close?.();
         conn.disconnect();
       });

@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parseTenants, type QuickBooksTenant } from '../../../src/config/tenants.js';
 import { PlatformTokenStore, TokenCipher } from '../../../src/platforms/oauth/index.js';
 import { quickBooksAccess, type QuickBooksAccess, type QuickBooksAccessDeps } from '../../../src/platforms/quickbooks/access.js';
 import { PlatformError, PlatformRateLimitedError } from '../../../src/platforms/types.js';
 import { QuickBooksOAuthDouble, type QuickBooksOAuthOptions } from '../../doubles/quickbooks-oauth.js';
 import { spawnJsonChild, type JsonChild } from '../../helpers/json-child.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../../helpers/redis.js';
 import { capturingLogger, dumpPrefix } from '../xero/harness.js';
 import type { QboOAuthChildConfig, QboOAuthChildSummary } from './oauth-child.js';
 
@@ -23,25 +23,19 @@ const cipher = TokenCipher.fromText(TOKEN_KEY);
 const CHILD = fileURLToPath(new URL('./oauth-child.ts', import.meta.url));
 
 describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redis', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let client: Redis;
-  const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     client = new Redis(redis.url);
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
   });
   afterAll(async () => {
     client?.disconnect();
-    await redis?.stop();
   });
 
   async function double(options: Partial<QuickBooksOAuthOptions> = {}): Promise<QuickBooksOAuthDouble> {
     const d = await QuickBooksOAuthDouble.start({ clientId: 'ABqboClient1', clientSecret: 'qbo-secret-1', realmId: String(9_130_000_000_000_000 + Math.floor(Math.random() * 1e6)), ...options });
-    cleanups.push(() => d.close());
+    onTestFinished(() => d.close());
     return d;
   }
 
@@ -62,7 +56,7 @@ describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redi
     const { logger, logs } = capturingLogger();
     const { clientSecret, ...rest } = deps;
     const a = quickBooksAccess(tenant(d, refreshToken, clientSecret), { redis: conn, prefix, tokenKey: TOKEN_KEY, logger, ...rest });
-    cleanups.push(async () => {
+    onTestFinished(async () => {
       await a.close();
       conn.disconnect();
     });
@@ -84,7 +78,7 @@ describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redi
   function child(d: QuickBooksOAuthDouble, prefix: string, refreshToken: string, mode: 'hammer' | 'crash', durationMs = 3000): JsonChild<QboOAuthChildSummary> {
     const config: QboOAuthChildConfig = { mode, redisUrl: redis.url, prefix, tokenKey: TOKEN_KEY, platform: platformOf(d, refreshToken), durationMs, lockTtlMs: 2_000, tokenTimeoutMs: 1_000 };
     const c = spawnJsonChild<QboOAuthChildSummary>(CHILD, 'QBO_OAUTH_CHILD_CONFIG', config);
-    cleanups.push(() => c.kill());
+    onTestFinished(() => c.kill());
     return c;
   }
 
@@ -253,14 +247,10 @@ describe('QuickBooks OAuth: strictly rotating refresh tokens shared through Redi
 });
 
 describe('QuickBooks limits: 500 a minute and 10 in flight per company, across processes', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   const conns: Redis[] = [];
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
   afterAll(async () => {
     for (const c of conns) c.disconnect();
-    await redis?.stop();
   });
 
   function accessFor(realmId: string, prefix: string, limits: QuickBooksAccessDeps['limits'] = {}): QuickBooksAccess {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeNdjson } from '../../../src/platforms/index.js';
 import type { SimulatorData } from '../../../src/simulator/index.js';
 import { QuickBooksOAuthDouble } from '../../doubles/quickbooks-oauth.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { useTestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from '../xero/fake-xero.js';
 import { buildContacts, buildInvoices } from '../xero/fixtures.js';
@@ -22,7 +22,7 @@ const HOUR = 3_600_000;
 const T0 = Date.now() - 48 * HOUR;
 
 describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worker', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let qbo: QboDouble;
   let tokens: QuickBooksOAuthDouble;
   let xero: FakeXero;
@@ -32,7 +32,6 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
   const inv = (id: string): SimulatorData['invoices'][number] | undefined => maple().invoices.find((i) => i.extPlatformId === id);
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     qbo = await QboDouble.start({ tokens: [] });
     tokens = await QuickBooksOAuthDouble.start({ clientId: 'ABqbo-client-1', clientSecret: 'qbo-secret-1', realmId: qbo.realmId, onAccess: (t) => qbo.acceptToken(t) });
     // QuickBooks: 4 customers (one inactive, one a job of the first), 2 invoices each for the active ones.
@@ -65,7 +64,6 @@ describe('a QuickBooks tenant syncs beside a Xero and a file tenant in one worke
     await tokens?.close();
     await qbo?.close();
     await xero?.close();
-    await redis?.stop();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 

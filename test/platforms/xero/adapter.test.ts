@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
 import { createAdapter } from '../../../src/platforms/index.js';
 import { PlatformError, PlatformRateLimitedError } from '../../../src/platforms/types.js';
 import { parseTenants } from '../../../src/config/tenants.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../../helpers/redis.js';
 import type { FakeXero } from './fake-xero.js';
 import { buildContacts, buildInvoices, buildPayments, msDate } from './fixtures.js';
 import { makeAdapter, readAll, startFake, type AdapterHandle } from './harness.js';
@@ -12,25 +12,15 @@ import { makeAdapter, readAll, startFake, type AdapterHandle } from './harness.j
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 
 describe('the Xero adapter reads Xero listings', () => {
-  let redis: TestRedis;
-  const cleanups: (() => Promise<void>)[] = [];
-
-  beforeAll(async () => {
-    redis = await startTestRedis();
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = useTestRedis();
 
   async function setup(fakeOptions: Parameters<typeof startFake>[0] = {}, adapterOverrides: Parameters<typeof makeAdapter>[4] = {}): Promise<{ fake: FakeXero; h: AdapterHandle; prefix: string; refresh: string }> {
     const fake = await startFake(fakeOptions);
     const prefix = testPrefix('xero');
     const refresh = fake.issueRefreshToken();
     const h = makeAdapter(fake, redis.url, prefix, refresh, adapterOverrides);
-    cleanups.push(() => fake.close(), () => h.close());
+    onTestFinished(() => fake.close());
+    onTestFinished(() => h.close());
     return { fake, h, prefix, refresh };
   }
 
@@ -142,7 +132,7 @@ describe('the Xero adapter reads Xero listings', () => {
     expect(err).toMatchObject({ scope: 'minute', retryAfterMs: 3000, code: 'PLATFORM_RATE_LIMITED' });
     // Another process (its own Redis connection) stops too, without calling Xero.
     const other = makeAdapter(fake, redis.url, prefix, refresh);
-    cleanups.push(() => other.close());
+    onTestFinished(() => other.close());
     const before = fake.requests.length;
     const err2 = await other.adapter.readPage('contacts', {}).catch((e: unknown) => e);
     expect(err2).toMatchObject({ scope: 'minute' });
@@ -196,7 +186,7 @@ describe('the Xero adapter reads Xero listings', () => {
   it('never has more than 5 calls in flight per organisation across processes', async () => {
     const { fake, h, prefix, refresh } = await setup({ apiDelayMs: 150 });
     const other = makeAdapter(fake, redis.url, prefix, refresh);
-    cleanups.push(() => other.close());
+    onTestFinished(() => other.close());
     fake.data.Contacts = buildContacts(5, { startMs: T0 });
     const reads = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? h : other).adapter.readPage('contacts', {}));
     const pages = await Promise.all(reads);
@@ -228,7 +218,7 @@ describe('the Xero adapter reads Xero listings', () => {
 
     const wrong = await setup();
     const stranger = makeAdapter(wrong.fake, redis.url, testPrefix('xero'), wrong.fake.issueRefreshToken(), { xeroTenantId: 'another-organisation' });
-    cleanups.push(() => stranger.close());
+    onTestFinished(() => stranger.close());
     const err = await stranger.adapter.readPage('contacts', {}).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PLATFORM_AUTH_FAILED', retryable: false });
     expect((err as Error).message).toMatch(/another-organisation.*reconnect/);
@@ -236,7 +226,7 @@ describe('the Xero adapter reads Xero listings', () => {
 
   it('createAdapter builds it from the tenants file, and says what is missing without PLATFORM_TOKEN_KEY', async () => {
     const fake = await startFake();
-    cleanups.push(() => fake.close());
+    onTestFinished(() => fake.close());
     const file = parseTenants(
       JSON.stringify({
         tenants: [
@@ -252,12 +242,12 @@ describe('the Xero adapter reads Xero listings', () => {
     const platform = file.tenants[0]!.platform;
     const logger = createLogger({ level: 'silent' });
     const client = new Redis(redis.url);
-    cleanups.push(async () => void client.disconnect());
+    onTestFinished(() => client.disconnect());
     expect(() => createAdapter(platform, { logger, redis: client, prefix: testPrefix('xero') })).toThrow(/PLATFORM_TOKEN_KEY/);
     expect(() => createAdapter(platform, { logger, redis: client, prefix: testPrefix('xero'), tokenKey: 'short' })).toThrow(/32 random bytes/);
     fake.data.Contacts = buildContacts(2, { startMs: T0 });
     const adapter = createAdapter(platform, { logger, redis: client, prefix: testPrefix('xero'), tokenKey: 'ab'.repeat(32) });
-    cleanups.push(async () => adapter.close?.());
+    onTestFinished(async () => adapter.close?.());
     expect((await adapter.readPage('contacts', {})).records).toHaveLength(2);
   });
 });

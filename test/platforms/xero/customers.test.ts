@@ -4,7 +4,7 @@
  * (the invoice would otherwise wait for its contact until it is dead-lettered). A contact once pushed stays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { useTestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from './fake-xero.js';
 import { examples, fakeId, msDate, type XeroObject } from './fixtures.js';
@@ -14,7 +14,7 @@ const T0 = Date.parse('2026-03-01T08:00:00Z');
 const CLIENT = 'client-debtors';
 
 describe('a Xero tenant pushes customers and contacts with receivables, never suppliers', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let fake: FakeXero;
   let rig: Rig;
   const writes = (): number => rig.sim.counters().writesCommitted;
@@ -41,7 +41,6 @@ describe('a Xero tenant pushes customers and contacts with receivables, never su
   const TURNED = fakeId(1, 3); // a customer that later becomes a supplier only
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     fake = await startFake();
     fake.data.Contacts = [
       contact(0, { IsSupplier: false, IsCustomer: true }),
@@ -60,7 +59,6 @@ describe('a Xero tenant pushes customers and contacts with receivables, never su
   afterAll(async () => {
     await rig?.close();
     await fake?.close();
-    await redis?.stop();
   });
 
   it('first run: customers are pushed, suppliers only are not', async () => {

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Secret } from '../../../src/config/secret.js';
 import { PlatformError } from '../../../src/platforms/types.js';
 import { TokenCipher, XeroTokenStore } from '../../../src/platforms/xero/index.js';
-import { startTestRedis, testPrefix, type TestRedis } from '../../helpers/redis.js';
+import { testPrefix, useTestRedis } from '../../helpers/redis.js';
 import { spawnXeroChild, type XeroChild } from './children.js';
 import type { FakeXero } from './fake-xero.js';
 import { buildContacts } from './fixtures.js';
@@ -14,32 +14,26 @@ const T0 = Date.parse('2026-03-01T08:00:00Z');
 const cipher = TokenCipher.fromText(TOKEN_KEY);
 
 describe('Xero OAuth: rotating refresh tokens shared through Redis', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let client: Redis;
-  const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     client = new Redis(redis.url);
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
   });
   afterAll(async () => {
     client?.disconnect();
-    await redis?.stop();
   });
 
   async function fakeWith(options: Parameters<typeof startFake>[0] = {}): Promise<FakeXero> {
     const fake = await startFake({ perMinute: 1_000_000, perDay: 1_000_000, ...options });
     fake.data.Contacts = buildContacts(5, { startMs: T0 });
-    cleanups.push(() => fake.close());
+    onTestFinished(() => fake.close());
     return fake;
   }
 
   function adapter(fake: FakeXero, prefix: string, refresh: string, overrides: Parameters<typeof makeAdapter>[4] = {}): AdapterHandle {
     const h = makeAdapter(fake, redis.url, prefix, refresh, { limits: { perMinute: 1_000_000, perDay: 1_000_000 }, ...overrides });
-    cleanups.push(() => h.close());
+    onTestFinished(() => h.close());
     return h;
   }
 
@@ -67,7 +61,7 @@ describe('Xero OAuth: rotating refresh tokens shared through Redis', () => {
       lockTtlMs: 2_000,
       tokenTimeoutMs: 1_000,
     });
-    cleanups.push(async () => {
+    onTestFinished(async () => {
       if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
       await c.exited;
     });

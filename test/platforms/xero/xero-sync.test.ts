@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ifModifiedSince } from '../../../src/platforms/xero/index.js';
 import { JOBS } from '../../../src/queues/index.js';
 import { waitForRun } from '../../../src/state/index.js';
-import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
+import { useTestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
 import type { FakeXero } from './fake-xero.js';
 import { buildContacts, buildInvoices, buildPayments, msDate, type XeroObject } from './fixtures.js';
@@ -13,7 +13,7 @@ const CLIENT = 'client-kiwi';
 const LOOKBACK_S = 300;
 
 describe('a Xero-connected tenant syncs into the service', () => {
-  let redis: TestRedis;
+  const redis = useTestRedis();
   let fake: FakeXero;
   let rig: Rig;
   let contacts: XeroObject[];
@@ -21,7 +21,6 @@ describe('a Xero-connected tenant syncs into the service', () => {
   const writes = (): number => rig.sim.counters().writesCommitted;
 
   beforeAll(async () => {
-    redis = await startTestRedis();
     fake = await startFake();
     contacts = buildContacts(40, { startMs: T0 });
     invoices = buildInvoices(contacts, 2, { startMs: T0 });
@@ -37,7 +36,6 @@ describe('a Xero-connected tenant syncs into the service', () => {
   afterAll(async () => {
     await rig?.close();
     await fake?.close();
-    await redis?.stop();
   });
 
   it('first run: every contact, every receivable invoice, with their Xero ids and the organisation as company', async () => {
