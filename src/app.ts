@@ -193,6 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         ...(options.memoryPlatforms ? { memoryPlatforms: options.memoryPlatforms } : {}),
         redis,
         prefix: env.KEY_PREFIX,
+        tenantId: tenant.id,
         ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
       });
       adapters.set(tenant.id, { config: tenant, adapter });

@@ -37,7 +37,7 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
     quickbooks: {
       tenants: () =>
         app.tenants().flatMap((t) =>
-          t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined ? [{ id: t.id, realmId: t.platform.realmId, verifierToken: t.platform.webhookVerifierToken }] : [],
+          t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined && t.platform.realmId !== undefined ? [{ id: t.id, realmId: t.platform.realmId, verifierToken: t.platform.webhookVerifierToken }] : [],
         ),
       // Debounced: the run waits a few seconds, and notifications meanwhile join it (one queued run per tenant).
       requestSync: async (id) => void (await requestSync(app.queues.sync, id, 'incremental', { trigger: 'webhook', delayMs: o.quickBooksDebounceMs ?? QUICKBOOKS_DEBOUNCE_MS })),
