@@ -51,6 +51,13 @@ export interface Metrics {
    * 429), duplicate (an event already kept), then the worker's settled, unmatched or unchanged.
    */
   webhookEvents: OutcomeCounter<'tenant' | 'outcome'>;
+  /** Connect-link callbacks by tenant and outcome: connected, refused (the platform's or our reason), picking. */
+  connectOutcomes: Counter<'tenant' | 'outcome'>;
+  /**
+   * Set at scrape time: 1 for each OAuth tenant's connection state (connected, awaiting_connection, needs_reconnect,
+   * refresh_token_ageing), 0 for the others.
+   */
+  connections: Gauge<'tenant' | 'state'>;
   /** BullMQ workers this process replaced because they had stopped taking jobs (decision 46), by queue and reason. */
   workerReplacements: Counter<'queue' | 'reason'>;
 }
@@ -212,6 +219,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     }),
     deadLetters: new Gauge({ name: 'collections_sync_dead_letters', help: 'Dead letters by tenant and entity', labelNames: ['tenant', 'entity'], registers: r }),
     pendingInvoices: new Gauge({ name: 'collections_sync_pending_invoices', help: 'Invoices waiting for their contact, by tenant', labelNames: ['tenant'], registers: r }),
+    connectOutcomes: new Counter({ name: 'collections_sync_connect_callbacks_total', help: 'Connect-link callbacks by tenant and outcome (connected, refused, picking)', labelNames: ['tenant', 'outcome'], registers: r }),
+    connections: new Gauge({
+      name: 'collections_sync_connection_state',
+      help: 'Each OAuth tenant\'s connection state (1 for its state: connected, awaiting_connection, needs_reconnect, refresh_token_ageing)',
+      labelNames: ['tenant', 'state'],
+      registers: r,
+    }),
     webhookEvents: outcomeCounter(
       new Counter({
         name: 'collections_sync_webhook_events_total',

@@ -68,6 +68,11 @@ export interface WebhookServerOptions {
   onQuickBooks?(tenantId: string | undefined, outcome: 'sync_requested' | 'ignored'): void;
   /** QuickBooks change notifications (`POST /webhooks/quickbooks`); absent: that route is not served. */
   quickbooks?: QuickBooksNotifications;
+  /**
+   * More routes of the public server (the connect links: src/connect), added before the catch-all; `unauthorized`
+   * is this server's one 401, for every request they cannot authenticate.
+   */
+  routes?: (app: Hono<Env>, unauthorized: () => Response) => void;
 }
 
 /** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
@@ -146,7 +151,7 @@ function isJsonType(contentType: string | undefined): boolean {
   return type === 'application/json' || (type !== undefined && /^application\/[a-z0-9.+-]+\+json$/.test(type));
 }
 
-type Env = { Bindings: HttpBindings };
+export type Env = { Bindings: HttpBindings };
 type Status = 400 | 401 | 408 | 413 | 415 | 429;
 
 /** The one answer to every unauthenticated request: the same status, body and headers whatever the reason. */
@@ -218,6 +223,7 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
     return c.json({ ok: true, eventId: result.eventId, duplicate: result.duplicate }, 200);
   });
   if (o.quickbooks) quickBooksRoute(app, o.quickbooks, o, { limits, standIn, deny, refuse, unreadBeforeAuth });
+  o.routes?.(app, unauthorized);
   // Nothing else is served, and an unknown path says no more than a refused request (DESIGN.md "The public side").
   app.notFound(() => unauthorized());
   app.onError((err, c) => {

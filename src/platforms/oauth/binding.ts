@@ -13,6 +13,8 @@ export const bindingSchema = z.object({
   connection: z.string().min(1),
   /** The organisation's name as the platform gave it (Xero), for `connect status`. */
   name: z.string().optional(),
+  /** Xero's id of the connection itself (`DELETE /connections/{id}` disconnects it). */
+  connectionId: z.string().optional(),
   connectedAt: z.number().int(),
 });
 export type Binding = z.infer<typeof bindingSchema>;
