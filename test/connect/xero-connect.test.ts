@@ -66,6 +66,16 @@ describe('connecting a Xero organisation with a connect link', () => {
     await redis?.stop();
   });
 
+  it('before any connection, runs end "waiting for connection" (not failed) and are not retried', async () => {
+    for (const tenant of ['multi', 'fixed']) {
+      const run = await rig.sync(tenant, 'full');
+      expect(run.outcome).toBe('waiting');
+      expect(run.errors.join(' ')).toContain('not connected yet');
+    }
+    const failed = await rig.app.queues.sync.getJobCounts('failed', 'delayed', 'waiting');
+    expect(failed).toEqual({ failed: 0, delayed: 0, waiting: 0 });
+  });
+
   it('from the link to a first full run landing records: PKCE, one organisation bound, the chain started', async () => {
     const before = Date.now();
     const visit = await browse(link('kiwi'));
