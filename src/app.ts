@@ -12,6 +12,7 @@ import type { Env } from './config/env.js';
 import { checkTenantsNeeds, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
+import { connectionStates } from './connect/status.js';
 import { createAdapter } from './platforms/index.js';
 import { TokenCipher } from './platforms/oauth/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
@@ -140,6 +141,9 @@ export async function createApp(options: AppOptions): Promise<App> {
         metrics.httpSeconds.observe({ route, method: e.method }, e.durationMs / 1000);
       }
     : undefined;
+
+  // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
+  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()]));
 
   return {
     env,

@@ -97,6 +97,10 @@ describe('connecting a Xero organisation with a connect link', () => {
     expect(run.trigger).toBe('connect');
     expect(rig.sim.data('client-kiwi').contacts).toHaveLength(12);
     expect(rig.sim.data('client-kiwi').invoices.length).toBeGreaterThan(0);
+    const gauge = await rig.metrics.registry.getSingleMetricAsString('collections_sync_connection_state');
+    expect(gauge).toContain('collections_sync_connection_state{tenant="kiwi",state="connected"} 1');
+    expect(gauge).toContain('collections_sync_connection_state{tenant="fixed",state="awaiting_connection"} 1');
+    expect(gauge).toContain('collections_sync_connection_state{tenant="kiwi",state="needs_reconnect"} 0');
 
     // Nothing secret in logs, pages or Redis in clear: no refresh or access token, no code.
     const everything = [...rig.logs, visit.text, ...(await dumpPrefix(rig.app.redis, rig.env.KEY_PREFIX))].join('\n');
