@@ -4,7 +4,7 @@
  * other than the tenants file's is refused; an expired code (the exchange refused) changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectLink } from '../../src/connect/index.js';
+import { connectLink, revokeConnection } from '../../src/connect/index.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { PlatformTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { waitForRun } from '../../src/state/index.js';
@@ -87,5 +87,14 @@ describe('connecting a QuickBooks company with a connect link', () => {
     expect(replay.status).toBe(400);
     expect(replay.text).toContain('expired before it could be used');
     expect(rig.logs.some((l) => l.includes('"reason":"invalid_grant"') && l.includes('"requestId":"1-'))).toBe(true);
+  });
+
+  it('revoke: Intuit told at its revoke endpoint, the chain and the binding deleted', async () => {
+    const outcome = await revokeConnection({ redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, tokenKey: TOKEN_KEY, tenants: rig.app.tenants(), logger: rig.app.logger }, 'maple');
+    expect(outcome).toEqual({ tenant: 'maple', connection: qbo.realmId, platform: 'revoked', chainDeleted: true });
+    expect(intuit.oauth!.revocations).toEqual(['grant']);
+    expect(await bindings().get('maple')).toBeUndefined();
+    expect(await new PlatformTokenStore(rig.app.redis, rig.env.KEY_PREFIX, 'quickbooks', qbo.realmId).read()).toBeUndefined();
+    expect((await rig.sync('maple', 'full')).outcome).toBe('waiting');
   });
 });
