@@ -42,6 +42,10 @@ export function pickPage(choices: readonly { name: string; href: string }[]): Re
   return page(200, 'Choose the organisation to connect', `<p>You gave access to several Xero organisations. Choose the one to connect:</p>\n<ul>\n${items}\n</ul>`);
 }
 
+export function unavailablePage(): Response {
+  return page(503, 'Please try again', '<p>The connection could not be completed just now. Please open the link again in a few minutes.</p>');
+}
+
 export function tooManyPage(retryAfterS: number): Response {
   const r = page(429, 'Too many requests', '<p>Please wait a minute and open the link again.</p>');
   r.headers.set('retry-after', String(retryAfterS));

@@ -6,7 +6,8 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { Connect, ConnectAnswer } from './connect.js';
-import { tooManyPage } from './pages.js';
+import type { Logger } from '../logger.js';
+import { tooManyPage, unavailablePage } from './pages.js';
 
 type Env = { Bindings: HttpBindings };
 
@@ -31,6 +32,7 @@ export class AddressLimiter {
 export interface ConnectRoutesOptions {
   connect: Connect;
   ratePerMin: number;
+  logger: Logger;
 }
 
 /** Adds the routes to the public server's app; `unauthorized` is that server's one 401. */
@@ -45,7 +47,17 @@ export function mountConnectRoutes(app: Hono<Env>, o: ConnectRoutesOptions, unau
     const wait = limiter.take(c.env.incoming.socket.remoteAddress ?? 'unknown');
     return wait > 0 ? tooManyPage(wait) : undefined;
   };
-  app.get('/connect/:link', async (c) => limited(c) ?? answer(await o.connect.start(c.req.param('link'))));
-  app.get('/oauth/callback', async (c) => limited(c) ?? answer(await o.connect.callback(new URL(c.req.url))));
-  app.get('/oauth/choose/:pick', async (c) => limited(c) ?? answer(await o.connect.choose(c.req.param('pick'))));
+  // A failure (Redis away) is answered here, named by the route alone: the server's own error log would name the
+  // path, which holds the link or the pick.
+  const guarded = async (route: string, run: () => Promise<ConnectAnswer>): Promise<Response> => {
+    try {
+      return answer(await run());
+    } catch (err) {
+      o.logger.error({ route, err: (err as Error).name, reason: (err as Error).message }, 'connect: request failed');
+      return unavailablePage();
+    }
+  };
+  app.get('/connect/:link', async (c) => limited(c) ?? guarded('/connect/{link}', () => o.connect.start(c.req.param('link'))));
+  app.get('/oauth/callback', async (c) => limited(c) ?? guarded('/oauth/callback', () => o.connect.callback(new URL(c.req.url))));
+  app.get('/oauth/choose/:pick', async (c) => limited(c) ?? guarded('/oauth/choose/{pick}', () => o.connect.choose(c.req.param('pick'))));
 }

@@ -40,7 +40,7 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
   const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
   const connect = connectOf(app);
   const server = await startWebhookServer({
-    ...(connect ? { routes: (hono, unauthorized) => mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN }, unauthorized) } : {}),
+    ...(connect ? { routes: (hono, unauthorized) => mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized) } : {}),
     port: o.port,
     host: o.host,
     signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,

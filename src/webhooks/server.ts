@@ -19,8 +19,8 @@
  * Secrets are compared in constant time (digests of equal length); an unknown tenant's request is checked against
  * a stand-in secret, so it costs what a known tenant's does (the body is read, within the same bounds, when the
  * request carries a signature over it). Only what authentication needs is read before it succeeds: a request with
- * neither a Bearer token nor a signature is answered from its headers. Every path but the two routes answers the
- * same 401. The work is done by a job (`accept`), so the answer takes one or two Redis round trips.
+ * neither a Bearer token nor a signature is answered from its headers. Every path but these routes (and those added
+ * through `routes`: the connect links of src/connect) answers the same 401. The work is done by a job (`accept`), so the answer takes one or two Redis round trips.
  */
 import { createHmac, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';

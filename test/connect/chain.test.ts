@@ -10,7 +10,9 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { parseTenants } from '../../src/config/tenants.js';
-import { Capabilities } from '../../src/connect/index.js';
+import { Hono } from 'hono';
+import { Capabilities, Connect, connectLink, mountConnectRoutes } from '../../src/connect/index.js';
+import { capturingLogger } from '../platforms/xero/harness.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
 import { PlatformAuth, XERO_OAUTH } from '../../src/platforms/oauth/oauth.js';
 import { PlatformNotConnectedError } from '../../src/platforms/types.js';
@@ -123,5 +125,25 @@ describe('the tenants file for connect links', () => {
     expect(() => parseTenants(file({ authorizeUrl: 'http://login.example.com/authorize' }))).toThrow(/authorizeUrl: must be https/);
     expect(() => parseTenants(file({ connectionsUrl: 'http://10.0.0.1/connections' }))).toThrow(/connectionsUrl: must be https/);
     expect(parseTenants(file({ authorizeUrl: 'http://127.0.0.1:9/authorize' })).tenants[0]!.platform).toMatchObject({ authorizeUrl: 'http://127.0.0.1:9/authorize' });
+  });
+});
+
+describe('the connect routes when Redis is away', () => {
+  it('answer a plain 503 page and log the route, never the link', async () => {
+    const tenants = parseTenants(JSON.stringify({ tenants: [{ id: 'acme', collections: { clientId: 'c', clientSecret: 's' }, platform: { kind: 'xero', clientId: 'x', clientSecret: 'y' } }] }));
+    const redis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const { logger, logs } = capturingLogger();
+    const connect = new Connect({ redis, prefix: '{t}', tokenKey: TOKEN_KEY, publicUrl: 'https://connect.example.com', tenant: (id) => tenants.tenants.find((t) => t.id === id), tenants: () => tenants.tenants, requestFullSync: async () => undefined, logger });
+    const app = new Hono();
+    mountConnectRoutes(app as never, { connect, ratePerMin: 100, logger }, () => new Response('401', { status: 401 }));
+    const { url } = connectLink({ tokenKey: TOKEN_KEY, publicUrl: 'https://connect.example.com', tenant: tenants.tenants[0] }, 'acme', 60_000);
+    const token = url.split('/connect/')[1]!;
+    const res = await app.request(`/connect/${token}`, {}, { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain('Please open the link again');
+    expect(logs.join('')).toContain('connect: request failed');
+    expect(logs.join('')).not.toContain(token);
+    await connect.close();
+    redis.disconnect();
   });
 });
