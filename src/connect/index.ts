@@ -7,5 +7,5 @@
 export { Connect, connectLink, CALLBACK_PATH, type ConnectDeps, type ConnectAnswer } from './connect.js';
 export { mountConnectRoutes, type ConnectRoutesOptions } from './routes.js';
 export { Capabilities } from './capability.js';
-export { connectionStates, connectionOf, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';
+export { connectionStates, connectionOf, connectionsOf, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';
 export { revokeConnection, type RevokeOutcome } from './revoke.js';

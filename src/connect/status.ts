@@ -51,6 +51,18 @@ export function connectionOf(t: TenantConfig, binding: Binding | undefined): str
   return named ?? (binding?.platform === p.kind ? binding.connection : undefined);
 }
 
+/** The organisation (realm) of each of these tenants that has one: the tenants file's, else a connect link's. */
+export async function connectionsOf(redis: Redis, prefix: string, tenants: readonly TenantConfig[]): Promise<Map<string, string>> {
+  const bindings = new BindingStore(redis, prefix);
+  const out = new Map<string, string>();
+  for (const t of tenants) {
+    const named = connectionOf(t, undefined);
+    const connection = named ?? connectionOf(t, await bindings.get(t.id));
+    if (connection !== undefined) out.set(t.id, connection);
+  }
+  return out;
+}
+
 export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], now = Date.now()): Promise<ConnectionReport[]> {
   const bindings = new BindingStore(redis, prefix);
   const out: ConnectionReport[] = [];

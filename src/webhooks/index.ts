@@ -5,7 +5,7 @@
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
-import { Connect, mountConnectRoutes } from '../connect/index.js';
+import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 
@@ -58,10 +58,16 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
       return { eventId: id, duplicate };
     },
     quickbooks: {
-      tenants: () =>
-        app.tenants().flatMap((t) =>
-          t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined && t.platform.realmId !== undefined ? [{ id: t.id, realmId: t.platform.realmId, verifierToken: t.platform.webhookVerifierToken }] : [],
-        ),
+      // The realm is the tenants file's, else the one a connect link bound (one Redis read per such tenant).
+      tenants: async () => {
+        const listening = app.tenants().filter((t) => t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined);
+        const realms = await connectionsOf(app.redis, env.KEY_PREFIX, listening);
+        return listening.flatMap((t) => {
+          const realmId = realms.get(t.id);
+          const verifierToken = t.platform.kind === 'quickbooks' ? t.platform.webhookVerifierToken : undefined;
+          return realmId !== undefined && verifierToken !== undefined ? [{ id: t.id, realmId, verifierToken }] : [];
+        });
+      },
       // Debounced: the run waits a few seconds, and notifications meanwhile join it (one queued run per tenant).
       requestSync: async (id) => void (await requestSync(app.queues.sync, id, 'incremental', { trigger: 'webhook', delayMs: o.quickBooksDebounceMs ?? QUICKBOOKS_DEBOUNCE_MS })),
     },

@@ -77,8 +77,8 @@ export interface WebhookServerOptions {
 
 /** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
 export interface QuickBooksNotifications {
-  /** The quickbooks tenants that have a webhookVerifierToken. */
-  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[];
+  /** The quickbooks tenants that have a webhookVerifierToken (and a realm: the tenants file's, or a connect link's). */
+  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[] | Promise<readonly { id: string; realmId: string; verifierToken: Secret }[]>;
   /** Requests one (deduplicated, debounced) incremental run of the tenant. */
   requestSync(tenantId: string): Promise<void>;
 }
@@ -262,7 +262,7 @@ function quickBooksRoute(app: Hono<Env>, qb: QuickBooksNotifications, o: Webhook
       if (mac === undefined) macs.set(token, (mac = createHmac('sha256', token).update(raw).digest()));
       return mac;
     };
-    const tenants = qb.tenants();
+    const tenants = await qb.tenants();
     // With no verifier token at all, the stand-in costs what one token would.
     if (tenants.length === 0) same(signature, macUnder(t.standIn));
     const verified = tenants.filter((v) => same(signature, macUnder(v.verifierToken.reveal())));

@@ -3,6 +3,7 @@
  * their secret) to the callback, whose realmId binds the company, and a first full run landing records; a company
  * other than the tenants file's is refused; an expired code (the exchange refused) changes nothing.
  */
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectLink, revokeConnection } from '../../src/connect/index.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
@@ -15,6 +16,8 @@ import { QboDouble } from '../platforms/quickbooks/double.js';
 import { customer, invoice } from '../platforms/quickbooks/fixtures.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
 import { browse, freePort } from './browser.js';
+
+const VERIFIER = 'verifier-token-of-the-app';
 
 describe('connecting a QuickBooks company with a connect link', () => {
   let redis: TestRedis;
@@ -35,7 +38,7 @@ describe('connecting a QuickBooks company with a connect link', () => {
     let t = Date.now() - 3_600_000;
     for (const id of ['1', '2', '3']) qbo.put('Customer', customer(id), (t += 1000));
     for (const cid of ['1', '2']) qbo.put('Invoice', invoice(String(1000 + Number(cid)), cid), (t += 1000));
-    const platform = { kind: 'quickbooks', clientId: intuit.options.clientId, clientSecret: intuit.options.clientSecret, environment: 'sandbox', apiUrl: qbo.apiUrl, tokenUrl: intuit.tokenUrl, authorizeUrl: intuit.authorizeUrl, revokeUrl: intuit.revokeUrl };
+    const platform = { kind: 'quickbooks', webhookVerifierToken: VERIFIER, clientId: intuit.options.clientId, clientSecret: intuit.options.clientSecret, environment: 'sandbox', apiUrl: qbo.apiUrl, tokenUrl: intuit.tokenUrl, authorizeUrl: intuit.authorizeUrl, revokeUrl: intuit.revokeUrl };
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [
@@ -65,6 +68,12 @@ describe('connecting a QuickBooks company with a connect link', () => {
     const run = await waitForRun(rig.app.stores.runs, 'maple', { mode: 'full', requestedAt: before, timeoutMs: 60_000 });
     expect(run.outcome).toBe('succeeded');
     expect(rig.sim.data('client-maple').contacts).toHaveLength(3);
+    // A change notification for the bound realm (not in the tenants file) reaches the tenant.
+    const body = JSON.stringify({ eventNotifications: [{ realmId: qbo.realmId, dataChangeEvent: { entities: [{ name: 'Customer', id: '1', operation: 'Update' }] } }] });
+    const signature = createHmac('sha256', VERIFIER).update(body).digest('base64');
+    const notified = await fetch(`${publicUrl}/webhooks/quickbooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'intuit-signature': signature }, body });
+    expect(notified.status).toBe(200);
+    expect(rig.logs.some((l) => l.includes('"tenant":"maple"') && l.includes('incremental run requested'))).toBe(true);
     const everything = [...rig.logs, visit.text].join('\n');
     for (const token of [...intuit.issuedRefresh, ...intuit.issuedAccess]) expect(everything).not.toContain(token);
   });
