@@ -77,6 +77,7 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
       if (r.duplicate) count(tenant, 'duplicate');
     },
   });
+  if (env.PUBLIC_URL !== undefined && env.PLATFORM_TOKEN_KEY === undefined) logger.warn('PUBLIC_URL is set but PLATFORM_TOKEN_KEY is not: connect links are off (they are signed with a key derived from it)');
   if (connect === undefined) return server;
   logger.info({ redirectUri: connect.redirectUri }, 'connect links served on the public server');
   return { port: server.port, close: async () => void (await Promise.allSettled([server.close(), connect.close()])) };
