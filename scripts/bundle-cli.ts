@@ -40,7 +40,7 @@ const OUT = `${ROOT}dist/src`;
 const CHUNKS = 'cli-chunks';
 
 /** Packages inlined, and with them what they import (but optional native add-ons). */
-const INLINED = new Set(['commander', 'zod', 'ioredis', 'bullmq']);
+const INLINED = new Set(['commander', 'zod', 'ioredis', 'bullmq', 'p-retry']);
 /** Loaded by the inlined packages when installed, native or absent: always from node_modules. */
 const NEVER_INLINED = new Set(['msgpackr-extract', 'pg', 'redis', 'bullmq-otel']);
 

@@ -12,6 +12,7 @@ import type { Env } from './config/env.js';
 import { checkTenantsNeeds, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
+import { connectionStates } from './connect/status.js';
 import { createAdapter } from './platforms/index.js';
 import { TokenCipher } from './platforms/oauth/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
@@ -141,6 +142,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       }
     : undefined;
 
+  // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
+  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()]));
+
   return {
     env,
     logger,
@@ -193,6 +197,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         ...(options.memoryPlatforms ? { memoryPlatforms: options.memoryPlatforms } : {}),
         redis,
         prefix: env.KEY_PREFIX,
+        tenantId: tenant.id,
         ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
       });
       adapters.set(tenant.id, { config: tenant, adapter });

@@ -8,6 +8,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { registerConnect } from './cli/commands/connect.js';
 import { registerDashboard } from './cli/commands/dashboard.js';
 import { registerDemo } from './cli/commands/demo.js';
 import { registerCalls } from './cli/commands/calls.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerDashboard(program);
   registerMigrateKeys(program);
+  registerConnect(program);
   registerJobs(program);
   finishHelp(program);
   oneLineErrors(program);

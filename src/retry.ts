@@ -11,7 +11,6 @@
  * - The wait is src/sleep.ts: an abort ends it at once with `abortError()` (default: the signal's reason).
  * Nothing here holds anything during a wait: a caller that takes a slot or a lock per attempt does so inside it.
  */
-import pRetry, { AbortError } from 'p-retry';
 import { sleep } from './sleep.js';
 
 /**
@@ -79,6 +78,9 @@ export async function retry<T>(attempt: (attemptNumber: number) => Promise<T>, p
     if (!policy.retryable(error) || policy.retries <= 0) throw error;
     await between(error, 1);
   }
+  // p-retry is loaded on the first retry only: a process whose calls all succeed first time (the CLI's `status`)
+  // never loads it.
+  const { default: pRetry, AbortError } = await import('p-retry');
   return pRetry(
     async (n) => {
       try {

@@ -3,7 +3,7 @@
  * abort. No timed assertions: attempts are counted, waits are read from `onRetry`, and the clock is vitest's.
  */
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { backoffMs, ceilingMs, retry, type RetryInfo, type RetryPolicy } from '../src/retry.js';
 
 class Flaky extends Error {}
@@ -33,6 +33,11 @@ async function settle<T>(p: Promise<T>): Promise<T | Error> {
   await vi.runAllTimersAsync();
   return outcome;
 }
+
+// retry() loads p-retry at its first retry: loaded here, on the real clock, so the fake clock runs only the waits.
+beforeAll(async () => {
+  await import('p-retry');
+});
 
 beforeEach(() => {
   vi.useFakeTimers({ now: Date.parse('2026-11-27T00:00:00Z') });

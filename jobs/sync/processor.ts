@@ -9,7 +9,7 @@ import type { Job } from 'bullmq';
 import type { CollectionsClient } from '../../src/collections/client.js';
 import type { TenantConfig } from '../../src/config/tenants.js';
 import type { Logger } from '../../src/logger.js';
-import { PlatformError, PlatformRateLimitedError, type PlatformAdapter } from '../../src/platforms/types.js';
+import { PlatformError, PlatformNotConnectedError, PlatformRateLimitedError, type PlatformAdapter } from '../../src/platforms/types.js';
 import { defineProcessor, hopeless, reschedule, type JobAttempt, type JobProcessor, type SyncJobData } from '../../src/queues/index.js';
 import type { TenantFlags } from '../../src/state/flags.js';
 import type { StateStores } from '../../src/state/index.js';
@@ -38,7 +38,7 @@ export interface SyncProcessorDeps {
 
 export interface SyncResult {
   runId: string;
-  outcome: 'succeeded' | 'partial';
+  outcome: 'succeeded' | 'partial' | 'waiting';
   counts: Record<string, number>;
 }
 
@@ -80,9 +80,22 @@ async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobA
       },
     });
   } catch (err) {
+    if (err instanceof PlatformNotConnectedError) return waitRun(deps, run, err);
     throw await outcomeOf(deps, run, err, attempt);
   }
   return finishRun(deps, run);
+}
+
+/**
+ * The tenant's platform is not connected yet: the run ends `waiting` ("waiting for connection" in `status`), the
+ * job completes (no retry: a connect link binding the tenant requests its first run), the checkpoint is dropped.
+ */
+async function waitRun(deps: SyncProcessorDeps, { ctx, log, started }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
+  await deps.stores.runs.finish(ctx.tenant, ctx.runId, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] });
+  await deps.stores.cursors.clearCheckpoint(ctx.tenant);
+  deps.metrics?.run(ctx.tenant, 'waiting', (Date.now() - started) / 1000);
+  log.info({ reason: err.message }, 'sync run waiting for connection');
+  return { runId: ctx.runId, outcome: 'waiting', counts: ctx.counts };
 }
 
 /** The run's context: resumed from its checkpoint when this run saved one; its record started once. */

@@ -7,6 +7,12 @@ import { readSecretFiles, secret, secretKeys } from './secret-files.js';
 export const LOG_FORMATS = ['json', 'json-iso', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/** Whether `u`'s host is this machine (127.0.0.0/8, ::1, localhost). */
+function isLoopbackUrl(u: string): boolean {
+  const h = new URL(u).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const bool = (def: boolean) =>
   z
@@ -118,6 +124,17 @@ export const envSchema = z.object({
     .regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name: letters, digits and -')
     .transform((h) => h.toLowerCase())
     .default('x-webhook-signature'),
+  /**
+   * The public server's outside address (https://, as customers reach it through TLS in front of WEBHOOK_PORT):
+   * connect links and the OAuth redirect URI (`PUBLIC_URL/oauth/callback`) are built on it. Unset: no connect links.
+   */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)')
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  /** Connect-link and OAuth-callback requests accepted per client address per minute (per worker process); more get 429. */
+  CONNECT_RATE_PER_MIN: int(30, 1, 100_000),
   /** Webhook requests accepted per tenant per minute (per worker process); more get 429. */
   WEBHOOK_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Webhook events kept per tenant (the oldest go first), for `calls events` and redelivery. */

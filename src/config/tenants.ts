@@ -32,14 +32,34 @@ const platformUrl = httpUrl.refine((u) => u.startsWith('https://') || isLoopback
 
 const filePlatform = z.strictObject({ kind: z.literal('file'), path: z.string().min(1) });
 const memoryPlatform = z.strictObject({ kind: z.literal('memory'), name: z.string().min(1).default('default') });
+/** Scopes asked for by a connect link (docs/connecting.md): a space-separated list, or a list of strings. */
+const scopes = (def: readonly string[]) =>
+  z
+    .union([z.string().min(1), z.array(z.string().regex(/^\S+$/, 'one scope, no spaces')).min(1)])
+    .transform((v) => (typeof v === 'string' ? v.trim().split(/\s+/) : v))
+    .default([...def]);
+
+/**
+ * Xero's default scopes for a connect link: granular read-only accounting scopes (apps made since 2026-03-02 may not
+ * ask for accounting.transactions) and offline_access, which is what yields a refresh token.
+ */
+export const XERO_DEFAULT_SCOPES = ['offline_access', 'accounting.contacts.read', 'accounting.invoices.read', 'accounting.payments.read'] as const;
+export const QUICKBOOKS_DEFAULT_SCOPES = ['com.intuit.quickbooks.accounting'] as const;
+
 const xeroPlatform = z.strictObject({
   kind: z.literal('xero'),
   clientId: z.string().min(1),
   clientSecret: secret,
-  refreshToken: secret,
-  xeroTenantId: z.string().min(1),
+  /** Optional: without it the tenant waits for a connect link (docs/connecting.md); given, it seeds the token chain. */
+  refreshToken: secret.optional(),
+  /** The organisation; optional: a connect link binds it (and refuses a grant without it when given). */
+  xeroTenantId: z.string().min(1).optional(),
   apiUrl: platformUrl.default('https://api.xero.com/api.xro/2.0'),
   tokenUrl: platformUrl.default('https://identity.xero.com/connect/token'),
+  authorizeUrl: platformUrl.default('https://login.xero.com/identity/connect/authorize'),
+  /** `GET` lists the organisations of a grant; `DELETE /{id}` disconnects one (connect revoke). */
+  connectionsUrl: platformUrl.default('https://api.xero.com/connections'),
+  scopes: scopes(XERO_DEFAULT_SCOPES),
 });
 
 /** QuickBooks Online's API address for each environment (Intuit's development keys reach only the sandbox). */
@@ -53,13 +73,20 @@ const quickBooksPlatform = z
     kind: z.literal('quickbooks'),
     clientId: z.string().min(1),
     clientSecret: secret,
-    refreshToken: secret,
-    /** The company (Intuit's realm id, a number as text), whose token chain and limits this tenant has. */
-    realmId: z.string().regex(/^[0-9]{1,32}$/, 'the company id Intuit calls realmId: digits only'),
+    /** Optional: without it the tenant waits for a connect link (docs/connecting.md); given, it seeds the token chain. */
+    refreshToken: secret.optional(),
+    /**
+     * The company (Intuit's realm id, a number as text), whose token chain and limits this tenant has. Optional: a
+     * connect link binds the company the customer picks (and refuses another one when given).
+     */
+    realmId: z.string().regex(/^[0-9]{1,32}$/, 'the company id Intuit calls realmId: digits only').optional(),
     environment: z.enum(['production', 'sandbox']),
     /** Without the /v3 path; the default follows `environment`. */
     apiUrl: platformUrl.optional(),
     tokenUrl: platformUrl.default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
+    authorizeUrl: platformUrl.default('https://appcenter.intuit.com/connect/oauth2'),
+    revokeUrl: platformUrl.default('https://developer.api.intuit.com/v2/oauth2/tokens/revoke'),
+    scopes: scopes(QUICKBOOKS_DEFAULT_SCOPES),
     /** The app's webhooks verifier token, which signs change notifications (intuit-signature). */
     webhookVerifierToken: secret.optional(),
   })
@@ -193,8 +220,11 @@ function sharedIdentities(file: TenantsFile): string[] {
     if (app) {
       out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} clientId "${p.clientId}" (one app has one secret; fix the wrong one)`);
     }
+    const connection = p.kind === 'xero' ? p.xeroTenantId : p.realmId;
+    // Not named yet: a connect link binds it (and refuses one another tenant has bound: src/connect).
+    if (connection === undefined) return;
     const [field, owner, what] =
-      p.kind === 'xero' ? ['xeroTenantId', `xero ${p.xeroTenantId}`, 'Xero organisation'] : ['realmId', `quickbooks ${p.realmId}`, 'QuickBooks company (realmId)'];
+      p.kind === 'xero' ? ['xeroTenantId', `xero ${connection}`, 'Xero organisation'] : ['realmId', `quickbooks ${connection}`, 'QuickBooks company (realmId)'];
     const first = owners.get(owner);
     if (!first) owners.set(owner, { index: i, id: t.id });
     else out.push(`  - tenants[${i}] (${t.id}).platform.${field}: the same ${what} as tenants[${first.index}] (${first.id}); one tenant per ${p.kind === 'xero' ? 'organisation' : 'company'} (they would share one token chain)`);

@@ -51,9 +51,27 @@ export interface Metrics {
    * 429), duplicate (an event already kept), then the worker's settled, unmatched or unchanged.
    */
   webhookEvents: OutcomeCounter<'tenant' | 'outcome'>;
+  /** Connect-link callbacks by tenant and outcome: connected, refused (the platform's or our reason), picking. */
+  connectOutcomes: Counter<'tenant' | 'outcome'>;
+  /**
+   * Set at scrape time: 1 for each OAuth tenant's connection state (connected, awaiting_connection, needs_reconnect,
+   * refresh_token_ageing), 0 for the others.
+   */
+  connections: Gauge<'tenant' | 'state'>;
+  /** Where the connection-state gauge reads the states at scrape time (the composition root sets it). */
+  watchConnections(read: () => Promise<readonly ConnectionSample[]>): void;
   /** BullMQ workers this process replaced because they had stopped taking jobs (decision 46), by queue and reason. */
   workerReplacements: Counter<'queue' | 'reason'>;
 }
+
+/** One OAuth tenant's connection state, as the connection-state gauge shows it. */
+export interface ConnectionSample {
+  tenant: string;
+  state: 'connected' | 'awaiting_connection' | 'needs_reconnect';
+  ageing?: boolean;
+}
+
+export const CONNECTION_STATES = ['connected', 'awaiting_connection', 'needs_reconnect', 'refresh_token_ageing'] as const;
 
 /** `deadLettered` → `dead_lettered`; words already in snake_case or lower case stay as they are. */
 export function snakeCase(word: string): string {
@@ -130,6 +148,20 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const r = [registry];
+  let readConnections: (() => Promise<readonly ConnectionSample[]>) | undefined;
+  const connections = new Gauge({
+    name: 'collections_sync_connection_state',
+    help: "Each OAuth tenant's connection state: 1 for its state (connected, awaiting_connection, needs_reconnect; refresh_token_ageing beside connected), 0 for the others",
+    labelNames: ['tenant', 'state'],
+    registers: r,
+    async collect() {
+      if (readConnections === undefined) return;
+      const samples = await readConnections().catch(() => undefined);
+      if (samples === undefined) return;
+      this.reset();
+      for (const c of samples) for (const state of CONNECTION_STATES) this.set({ tenant: c.tenant, state }, state === c.state || (state === 'refresh_token_ageing' && c.ageing === true) ? 1 : 0);
+    },
+  });
   new Gauge({
     name: 'collections_sync_build_info',
     help: 'Always 1; the labels say which version of collections-sync runs on which Node.js',
@@ -212,6 +244,11 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     }),
     deadLetters: new Gauge({ name: 'collections_sync_dead_letters', help: 'Dead letters by tenant and entity', labelNames: ['tenant', 'entity'], registers: r }),
     pendingInvoices: new Gauge({ name: 'collections_sync_pending_invoices', help: 'Invoices waiting for their contact, by tenant', labelNames: ['tenant'], registers: r }),
+    connectOutcomes: new Counter({ name: 'collections_sync_connect_callbacks_total', help: 'Connect-link callbacks by tenant and outcome (connected, refused, picking)', labelNames: ['tenant', 'outcome'], registers: r }),
+    connections,
+    watchConnections(read) {
+      readConnections = read;
+    },
     webhookEvents: outcomeCounter(
       new Counter({
         name: 'collections_sync_webhook_events_total',

@@ -8,6 +8,8 @@ import type { PlatformConfig } from '../config/index.js';
 import { FileAdapter } from './file/index.js';
 import { MemoryAdapter, memoryPlatforms as processMemoryPlatforms, type MemoryPlatformRegistry } from './memory/index.js';
 import type { PlatformAdapter } from './types.js';
+import { BoundAdapter } from './bound-adapter.js';
+import { BindingStore } from './oauth/binding.js';
 import { QuickBooksAdapter, quickBooksAccess } from './quickbooks/index.js';
 import { XeroAdapter } from './xero/index.js';
 
@@ -28,6 +30,16 @@ export interface AdapterDeps {
   prefix?: string;
   /** Xero, QuickBooks: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
   tokenKey?: string;
+  /** Xero, QuickBooks: the tenant's id, under which a connect link keeps the organisation (realm) it bound. */
+  tenantId?: string;
+}
+
+/** The binding-reading adapter of a tenant whose tenants-file entry names no organisation (realm) yet. */
+function bound(kind: 'xero' | 'quickbooks', deps: AdapterDeps, build: (connection: string) => PlatformAdapter): PlatformAdapter {
+  if (deps.redis === undefined || deps.prefix === undefined || deps.tenantId === undefined) {
+    throw new Error(`a ${kind} tenant without its ${kind === 'xero' ? 'xeroTenantId' : 'realmId'} needs the Redis connection, KEY_PREFIX and its tenant id (createAdapter deps redis, prefix and tenantId)`);
+  }
+  return new BoundAdapter(kind, deps.tenantId, new BindingStore(deps.redis, deps.prefix), build);
 }
 
 /** Builds the adapter for one tenant's platform. Throws for a kind this build does not have yet. */
@@ -42,6 +54,7 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
         throw new Error('a xero tenant needs PLATFORM_TOKEN_KEY in the environment: 32 random bytes as base64 or hex (e.g. `openssl rand -base64 32`), which encrypts its refresh tokens at rest');
       }
       if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a xero tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');
+      if (platform.xeroTenantId === undefined) return bound('xero', deps, (xeroTenantId) => createAdapter({ ...platform, xeroTenantId }, deps));
       return new XeroAdapter({
         redis: deps.redis,
         prefix: deps.prefix,
@@ -61,13 +74,15 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
       }
       if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a quickbooks tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');
       const { redis, prefix, tokenKey } = deps;
+      const realmId = platform.realmId;
+      if (realmId === undefined) return bound('quickbooks', deps, (connection) => createAdapter({ ...platform, realmId: connection }, deps));
       const logger = deps.logger.child({ platform: 'quickbooks' });
       return new QuickBooksAdapter({
         redis,
         prefix,
-        realmId: platform.realmId,
+        realmId,
         apiUrl: platform.apiUrl,
-        access: (dispatcher) => quickBooksAccess(platform, { redis, prefix, tokenKey, dispatcher, logger }),
+        access: (dispatcher) => quickBooksAccess({ ...platform, realmId }, { redis, prefix, tokenKey, dispatcher, logger }),
         logger,
       });
     }

@@ -56,7 +56,7 @@ export interface PlatformAdapter {
 }
 
 /** Stable codes of platform errors; the sync job turns them into queue outcomes. */
-export type PlatformErrorCode = 'PLATFORM_RATE_LIMITED' | 'PLATFORM_AUTH_FAILED' | 'PLATFORM_UNAVAILABLE' | 'PLATFORM_BAD_RESPONSE';
+export type PlatformErrorCode = 'PLATFORM_RATE_LIMITED' | 'PLATFORM_AUTH_FAILED' | 'PLATFORM_UNAVAILABLE' | 'PLATFORM_BAD_RESPONSE' | 'PLATFORM_NOT_CONNECTED';
 
 export class PlatformError extends Error {
   constructor(
@@ -67,6 +67,17 @@ export class PlatformError extends Error {
   ) {
     super(message, options);
     this.name = 'PlatformError';
+  }
+}
+
+/**
+ * The tenant has no connection yet (no refresh token in the tenants file, no connect link completed): its runs end
+ * `waiting for connection` instead of failing, and nothing retries until a connect link binds it.
+ */
+export class PlatformNotConnectedError extends PlatformError {
+  constructor(message: string) {
+    super('PLATFORM_NOT_CONNECTED', message, false);
+    this.name = 'PlatformNotConnectedError';
   }
 }
 

@@ -34,7 +34,7 @@ const epochMs = (what: string) =>
     .describe(what);
 
 /** Who asks for a sync run (kept in the run history). `external`: code outside collections-sync (decision 112). */
-export const SYNC_TRIGGERS = ['schedule', 'cli', 'reconcile', 'api', 'webhook', 'test', 'external'] as const;
+export const SYNC_TRIGGERS = ['schedule', 'cli', 'reconcile', 'api', 'webhook', 'connect', 'test', 'external'] as const;
 
 const syncJobSchema = z.strictObject({
   tenantId: tenantIdSchema.describe('a tenant id of the tenants file'),

@@ -20,7 +20,8 @@ export const RUN_UNLINKED_KEPT = 1000;
 
 /** The four run modes (src/glossary.ts). `backfill` is a `full` run, never a mode of its own. */
 export const runModeSchema = z.enum(RUN_MODES);
-export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed']);
+/** `waiting`: the tenant's platform is not connected yet (no refresh token, no connect link completed): not a failure. */
+export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed', 'waiting']);
 const countsSchema = z.record(z.string(), z.number().int());
 const progressSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
@@ -141,7 +142,7 @@ export class RunStore {
       ...countFields(result.counts),
     ];
     if (result.unlinkedPayments) fields.push('unlinked', capped(result.unlinkedPayments, RUN_UNLINKED_KEPT));
-    const mark = result.outcome === 'failed' ? '' : String(result.finishedAt);
+    const mark = result.outcome === 'failed' || result.outcome === 'waiting' ? '' : String(result.finishedAt);
     return (await FINISH.run(this.redis, [this.runKey(tenant, runId), this.lastSuccessKey(tenant)], [mark, ...fields])) === 1;
   }
 

@@ -5,6 +5,7 @@
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
+import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 
@@ -14,10 +15,32 @@ export { MAX_BODY_BYTES, type WebhookServer } from './server.js';
 /** How long a run requested by a QuickBooks notification waits for more notifications to join it. */
 export const QUICKBOOKS_DEBOUNCE_MS = 5_000;
 
+/**
+ * The connect links (src/connect), when PUBLIC_URL and PLATFORM_TOKEN_KEY are set: on this same public server, so
+ * they need WEBHOOK_PORT too (decision 0142).
+ */
+function connectOf(app: App): Connect | undefined {
+  const { env } = app;
+  if (env.PUBLIC_URL === undefined || env.PLATFORM_TOKEN_KEY === undefined) return undefined;
+  return new Connect({
+    redis: app.redis,
+    prefix: env.KEY_PREFIX,
+    tokenKey: env.PLATFORM_TOKEN_KEY,
+    publicUrl: env.PUBLIC_URL,
+    tenant: (id) => app.tenant(id),
+    tenants: () => app.tenants(),
+    requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
+    logger: app.logger.child({ part: 'connect' }),
+    onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
+  });
+}
+
 export async function startWebhooks(app: App, o: { port: number; host: string; quickBooksDebounceMs?: number }): Promise<WebhookServer> {
   const { env, logger, metrics } = app;
   const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
-  return startWebhookServer({
+  const connect = connectOf(app);
+  const server = await startWebhookServer({
+    ...(connect ? { routes: (hono, unauthorized) => mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized) } : {}),
     port: o.port,
     host: o.host,
     signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,
@@ -35,10 +58,16 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
       return { eventId: id, duplicate };
     },
     quickbooks: {
-      tenants: () =>
-        app.tenants().flatMap((t) =>
-          t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined ? [{ id: t.id, realmId: t.platform.realmId, verifierToken: t.platform.webhookVerifierToken }] : [],
-        ),
+      // The realm is the tenants file's, else the one a connect link bound (one Redis read per such tenant).
+      tenants: async () => {
+        const listening = app.tenants().filter((t) => t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined);
+        const realms = await connectionsOf(app.redis, env.KEY_PREFIX, listening);
+        return listening.flatMap((t) => {
+          const realmId = realms.get(t.id);
+          const verifierToken = t.platform.kind === 'quickbooks' ? t.platform.webhookVerifierToken : undefined;
+          return realmId !== undefined && verifierToken !== undefined ? [{ id: t.id, realmId, verifierToken }] : [];
+        });
+      },
       // Debounced: the run waits a few seconds, and notifications meanwhile join it (one queued run per tenant).
       requestSync: async (id) => void (await requestSync(app.queues.sync, id, 'incremental', { trigger: 'webhook', delayMs: o.quickBooksDebounceMs ?? QUICKBOOKS_DEBOUNCE_MS })),
     },
@@ -48,4 +77,8 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
       if (r.duplicate) count(tenant, 'duplicate');
     },
   });
+  if (env.PUBLIC_URL !== undefined && env.PLATFORM_TOKEN_KEY === undefined) logger.warn('PUBLIC_URL is set but PLATFORM_TOKEN_KEY is not: connect links are off (they are signed with a key derived from it)');
+  if (connect === undefined) return server;
+  logger.info({ redirectUri: connect.redirectUri }, 'connect links served on the public server');
+  return { port: server.port, close: async () => void (await Promise.allSettled([server.close(), connect.close()])) };
 }

@@ -19,8 +19,8 @@
  * Secrets are compared in constant time (digests of equal length); an unknown tenant's request is checked against
  * a stand-in secret, so it costs what a known tenant's does (the body is read, within the same bounds, when the
  * request carries a signature over it). Only what authentication needs is read before it succeeds: a request with
- * neither a Bearer token nor a signature is answered from its headers. Every path but the two routes answers the
- * same 401. The work is done by a job (`accept`), so the answer takes one or two Redis round trips.
+ * neither a Bearer token nor a signature is answered from its headers. Every path but these routes (and those added
+ * through `routes`: the connect links of src/connect) answers the same 401. The work is done by a job (`accept`), so the answer takes one or two Redis round trips.
  */
 import { createHmac, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
@@ -68,12 +68,17 @@ export interface WebhookServerOptions {
   onQuickBooks?(tenantId: string | undefined, outcome: 'sync_requested' | 'ignored'): void;
   /** QuickBooks change notifications (`POST /webhooks/quickbooks`); absent: that route is not served. */
   quickbooks?: QuickBooksNotifications;
+  /**
+   * More routes of the public server (the connect links: src/connect), added before the catch-all; `unauthorized`
+   * is this server's one 401, for every request they cannot authenticate.
+   */
+  routes?: (app: Hono<Env>, unauthorized: () => Response) => void;
 }
 
 /** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
 export interface QuickBooksNotifications {
-  /** The quickbooks tenants that have a webhookVerifierToken. */
-  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[];
+  /** The quickbooks tenants that have a webhookVerifierToken (and a realm: the tenants file's, or a connect link's). */
+  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[] | Promise<readonly { id: string; realmId: string; verifierToken: Secret }[]>;
   /** Requests one (deduplicated, debounced) incremental run of the tenant. */
   requestSync(tenantId: string): Promise<void>;
 }
@@ -146,7 +151,7 @@ function isJsonType(contentType: string | undefined): boolean {
   return type === 'application/json' || (type !== undefined && /^application\/[a-z0-9.+-]+\+json$/.test(type));
 }
 
-type Env = { Bindings: HttpBindings };
+export type Env = { Bindings: HttpBindings };
 type Status = 400 | 401 | 408 | 413 | 415 | 429;
 
 /** The one answer to every unauthenticated request: the same status, body and headers whatever the reason. */
@@ -218,6 +223,7 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
     return c.json({ ok: true, eventId: result.eventId, duplicate: result.duplicate }, 200);
   });
   if (o.quickbooks) quickBooksRoute(app, o.quickbooks, o, { limits, standIn, deny, refuse, unreadBeforeAuth });
+  o.routes?.(app, unauthorized);
   // Nothing else is served, and an unknown path says no more than a refused request (DESIGN.md "The public side").
   app.notFound(() => unauthorized());
   app.onError((err, c) => {
@@ -256,7 +262,7 @@ function quickBooksRoute(app: Hono<Env>, qb: QuickBooksNotifications, o: Webhook
       if (mac === undefined) macs.set(token, (mac = createHmac('sha256', token).update(raw).digest()));
       return mac;
     };
-    const tenants = qb.tenants();
+    const tenants = await qb.tenants();
     // With no verifier token at all, the stand-in costs what one token would.
     if (tenants.length === 0) same(signature, macUnder(t.standIn));
     const verified = tenants.filter((v) => same(signature, macUnder(v.verifierToken.reveal())));

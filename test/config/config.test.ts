@@ -240,7 +240,7 @@ describe('tenants file: quickbooks', () => {
     expect(typed.apiUrl).toBe('https://quickbooks.api.intuit.com');
     expect(test.apiUrl).toBe('https://sandbox-quickbooks.api.intuit.com');
     expect(live.tokenUrl).toBe('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer');
-    expect(live.refreshToken.reveal()).toBe('refresh-token-value');
+    expect(live.refreshToken?.reveal()).toBe('refresh-token-value');
     expect(live.webhookVerifierToken?.reveal()).toBe('verifier-value');
     expect(test.webhookVerifierToken).toBeUndefined();
     const printed = `${JSON.stringify(file)} ${inspect(file, { depth: 10 })}`;

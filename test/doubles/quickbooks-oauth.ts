@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { OAuthPlatformDouble } from './oauth-platform.js';
 import { TokenEndpointBook } from './token-endpoint.js';
 import { closeServer } from '../../src/http-server.js';
 
@@ -59,6 +60,10 @@ export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outco
   readonly apiCalls: { token: string; status: number }[] = [];
   tokenUrl = '';
   apiUrl = '';
+  authorizeUrl = '';
+  revokeUrl = '';
+  /** The authorization side (connect links), once `enableConnect` was called. */
+  oauth: OAuthPlatformDouble | undefined;
   private server: Server | undefined;
 
   private constructor(readonly options: QuickBooksOAuthOptions) {
@@ -77,7 +82,29 @@ export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outco
     double.server = server;
     double.tokenUrl = `http://127.0.0.1:${port}${QBO_TOKEN_PATH}`;
     double.apiUrl = `http://127.0.0.1:${port}`;
+    double.authorizeUrl = `http://127.0.0.1:${port}/authorize`;
+    double.revokeUrl = `http://127.0.0.1:${port}/revoke`;
     return double;
+  }
+
+  /** Serves the authorization code flow: consent picks `realmId` (default the double's); `redirectUri` is the registered one. */
+  enableConnect(o: { redirectUri: string; realmId?: string }): OAuthPlatformDouble {
+    this.oauth = new OAuthPlatformDouble({
+      clientId: this.options.clientId,
+      clientSecret: this.options.clientSecret,
+      redirectUri: o.redirectUri,
+      allowedScopes: ['com.intuit.quickbooks.accounting', 'openid'],
+      pkce: 'ignored',
+      realmId: o.realmId ?? this.options.realmId,
+      issueGrant: () => {
+        const grant = this.issueGrant(this.options.accessTtlS ?? SUCCESS.expires_in, `eyJ${randomBytes(24).toString('base64url')}`);
+        this.options.onAccess?.(grant.accessToken);
+        return grant;
+      },
+      isAccessValid: (t) => this.isAccessValid(t),
+      revokeAll: () => this.revokeAll(),
+    });
+    return this.oauth;
   }
 
   async close(): Promise<void> {
@@ -92,6 +119,7 @@ export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outco
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://double');
+    if (this.oauth && (await this.oauth.handle(req, res, url))) return;
     if (req.method === 'POST' && url.pathname === QBO_TOKEN_PATH) return this.token(req, res);
     const realm = this.options.realmId;
     if (req.method === 'GET' && url.pathname === `/v3/company/${realm}/companyinfo/${realm}`) {
@@ -110,6 +138,7 @@ export class QuickBooksOAuthDouble extends TokenEndpointBook<QboTokenCall['outco
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    if (this.oauth && form.get('grant_type') === 'authorization_code') return this.oauth.exchange(req, res, form);
     if (this.options.tokenDelayMs) await new Promise((r) => setTimeout(r, this.options.tokenDelayMs));
     const token = form.get('refresh_token') ?? '';
     const now = Date.now();

@@ -51,6 +51,19 @@ export class TokenEndpointBook<Outcome extends string> {
     this.access.clear();
   }
 
+  /** A new grant (a user just consented): a refresh token and an access token valid for `ttlS` (the code exchange). */
+  issueGrant(ttlS: number, accessToken = `at-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`): { refreshToken: string; accessToken: string; expiresInS: number } {
+    const refreshToken = this.issueRefreshToken();
+    this.issueAccess(accessToken, Date.now(), ttlS);
+    return { refreshToken, accessToken, expiresInS: ttlS };
+  }
+
+  /** Whether this access token is issued and unexpired. */
+  isAccessValid(token: string): boolean {
+    const until = this.access.get(token);
+    return until !== undefined && until > Date.now();
+  }
+
   /** Records a new access token valid for `ttlS` from `now`. */
   protected issueAccess(token: string, now: number, ttlS: number): void {
     this.access.set(token, now + ttlS * 1000);

@@ -93,6 +93,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await tokens.seed('fp', { cur: 'x', rotations: 0 });
   await redis.set(tokens.lockKey, 'owner');
   await tokens.commit(1, 'owner', { cur: 'y', rotations: 1 });
+  await tokens.connect('owner', 'connect-fp', 'fp', { cur: 'z', rotations: 0 });
   const limiter = new XeroRateLimiter(redis, p, connection, app);
   await (await limiter.acquire()).release();
   await limiter.block('minute', 1_000);

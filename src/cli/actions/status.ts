@@ -77,7 +77,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
       out(`  invoices waiting for their contact: ${r.pendingInvoices}`);
       if (r.runLock) out(`  running now: ${r.runLock}`);
       for (const run of r.lastRuns) {
-        out(`  run ${run.runId} ${run.mode} ${run.outcome ?? `running (${run.phase ?? 'starting'})`} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
+        out(`  run ${run.runId} ${run.mode} ${run.outcome === 'waiting' ? 'waiting for connection' : (run.outcome ?? `running (${run.phase ?? 'starting'})`)} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
       }
     }
     return undefined;

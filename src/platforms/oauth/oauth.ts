@@ -25,7 +25,7 @@ import { request, type Dispatcher } from 'undici';
 import type { Secret } from '../../config/secret.js';
 import { RedisLock } from '../../redis/lock.js';
 import { retry, type RetryPolicy } from '../../retry.js';
-import { PlatformError } from '../types.js';
+import { PlatformError, PlatformNotConnectedError } from '../types.js';
 import { errorName } from '../wire.js';
 import type { TokenCipher } from './cipher.js';
 import { tokenErrorSchema, tokenResponseSchema } from './schemas.js';
@@ -96,8 +96,11 @@ export interface PlatformAuthOptions {
   connection: string;
   clientId: string;
   clientSecret: Secret;
-  /** The tenants file's refresh token: the start of the chain (used only until the first rotation). */
-  refreshToken: Secret;
+  /**
+   * The tenants file's refresh token: the start of the chain (used only until the first rotation). Absent: the
+   * chain starts from a connect link (`connect`); until then every token request is PLATFORM_NOT_CONNECTED.
+   */
+  refreshToken?: Secret | undefined;
   tokenUrl: string;
   cipher: TokenCipher;
   dispatcher: Dispatcher;
@@ -138,7 +141,7 @@ class NotLanded extends Error {}
 export class PlatformAuth {
   readonly store: PlatformTokenStore;
   private readonly settings: PlatformAuthSettings;
-  private readonly seedFingerprint: string;
+  private readonly seedFingerprint: string | undefined;
   private readonly name: OAuthPlatformKind;
   private seedChecked = false;
   private inflight: Promise<AccessToken> | undefined;
@@ -148,7 +151,7 @@ export class PlatformAuth {
     this.settings = { ...DEFAULT_AUTH_SETTINGS, ...options.settings };
     this.name = options.platform.kind;
     this.store = new PlatformTokenStore(options.redis, options.prefix, this.name, options.connection);
-    this.seedFingerprint = options.cipher.fingerprint(options.refreshToken.reveal());
+    this.seedFingerprint = options.refreshToken === undefined ? undefined : options.cipher.fingerprint(options.refreshToken.reveal());
   }
 
   /**
@@ -180,8 +183,13 @@ export class PlatformAuth {
   /** The stored tokens, seeding them from the tenants file first when needed. */
   private async load(): Promise<StoredTokens> {
     let stored = await this.read();
+    const fromFile = this.options.refreshToken;
+    if (fromFile === undefined || this.seedFingerprint === undefined) {
+      if (stored !== undefined) return stored;
+      throw new PlatformNotConnectedError(`${this.name}: ${this.options.platform.connectionName} ${this.options.connection} is not connected yet: make a connect link (collections-sync connect link --tenant <id>) and send it to the customer`);
+    }
     if (stored === undefined || (stored.seed !== this.seedFingerprint && !this.seedChecked)) {
-      const initial: StoredState = { cur: this.encrypt(this.options.refreshToken.reveal(), 'refresh'), rotations: 0 };
+      const initial: StoredState = { cur: this.encrypt(fromFile.reveal(), 'refresh'), rotations: 0 };
       const outcome = await this.store.seed(this.seedFingerprint, initial);
       this.seedChecked = true;
       if (outcome === 2) this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a new refresh token in the tenants file restarted the token chain`);
@@ -189,6 +197,52 @@ export class PlatformAuth {
       if (stored === undefined) throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token state vanished from Redis while seeding it`, true);
     }
     return stored;
+  }
+
+  /**
+   * Starts the chain again from an authorization-code exchange (a connect link): its first link, written under the
+   * chain's refresh lock, so no rotation of the old chain lands over it. A revoked mark goes with the old chain.
+   */
+  async connect(grant: { refreshToken: string; accessToken: string; expiresInS: number }): Promise<{ version: number }> {
+    const lock = new RedisLock(this.options.redis, this.store.lockKey, this.settings.lockTtlMs);
+    if (!(await lock.acquireWithin(this.settings.lockWaitMs))) {
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: another process has held the token refresh lock too long; the connection was not saved`, true);
+    }
+    try {
+      const now = Date.now();
+      const lifeMs = grant.expiresInS * 1000;
+      const state: StoredState = {
+        cur: this.encrypt(grant.refreshToken, 'refresh'),
+        access: this.encrypt(grant.accessToken, 'access'),
+        accessUntil: now + lifeMs - Math.min(this.settings.accessMarginMs, lifeMs / 4),
+        rotatedAt: now,
+        connectedAt: now,
+        rotations: 0,
+      };
+      const marker = `connect-${this.options.cipher.fingerprint(grant.refreshToken)}`;
+      const written = await this.store.connect(lock.owner, marker, this.seedFingerprint, state);
+      if (!written.ok) throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: lost the token refresh lock while saving the connection; it was not saved`, true);
+      this.seedChecked = true;
+      this.unsaved = undefined;
+      this.options.logger?.info({ connection: this.options.connection, version: written.version }, `${this.name}: connected (a connect link started the token chain)`);
+      return { version: written.version };
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
+  }
+
+  /** Deletes the chain under its refresh lock (connect revoke, after the platform was told). */
+  async disconnect(): Promise<void> {
+    const lock = new RedisLock(this.options.redis, this.store.lockKey, this.settings.lockTtlMs);
+    if (!(await lock.acquireWithin(this.settings.lockWaitMs))) {
+      throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: another process has held the token refresh lock too long; the chain was not deleted`, true);
+    }
+    try {
+      await this.store.remove();
+      this.unsaved = undefined;
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
   }
 
   private async read(): Promise<StoredTokens | undefined> {
@@ -240,6 +294,7 @@ export class PlatformAuth {
     if (answer.kind === 'invalid_grant') {
       const revoked: StoredState = { cur: state.cur, rotations: state.rotations, revoked: { at: now, reason: answer.detail } };
       if (state.rotatedAt !== undefined) revoked.rotatedAt = state.rotatedAt;
+      if (state.connectedAt !== undefined) revoked.connectedAt = state.connectedAt;
       const marked = await this.store.commit(stored.version, lock.owner, revoked);
       if (!marked.ok) {
         // Another writer moved the chain meanwhile (a rotation landed after our lock expired): not revoked.
@@ -258,6 +313,7 @@ export class PlatformAuth {
       accessUntil: now + lifeMs - Math.min(this.settings.accessMarginMs, lifeMs / 4),
       rotatedAt: now,
       rotations: state.rotations + 1,
+      ...(state.connectedAt !== undefined ? { connectedAt: state.connectedAt } : {}),
     };
     let committed: Awaited<ReturnType<PlatformTokenStore['commit']>>;
     try {
@@ -380,7 +436,7 @@ export class PlatformAuth {
       'PLATFORM_AUTH_FAILED',
       `${this.name}: the connection to ${this.options.platform.connectionName} ${this.options.connection} was revoked or has expired (the token endpoint answered ${detail}). ` +
         `Reconnect the app ${this.options.platform.reconnectWhere}, then put the new refresh token in the tenants file (platform.refreshToken); ` +
-        'syncs resume with it without a restart.',
+        'syncs resume with it without a restart. Or send the customer a new connect link (collections-sync connect link --tenant <id>).',
       false,
     );
   }

@@ -24,6 +24,8 @@ export const storedStateSchema = z.object({
   access: z.string().optional(),
   accessUntil: z.number().optional(),
   rotatedAt: z.number().optional(),
+  /** When a connect link started this chain (epoch ms); absent for a chain seeded from the tenants file. */
+  connectedAt: z.number().optional(),
   rotations: z.number().int().default(0),
   /** Set when the platform refused the refresh token for good (invalid_grant); cleared by a new token in the tenants file. */
   revoked: z.object({ at: z.number(), reason: z.string() }).optional(),
@@ -39,6 +41,7 @@ export interface StoredTokens {
 
 const SEED = new LuaScript('platforms/oauth/lua/tokens-seed', { numKeys: 1 });
 const COMMIT = new LuaScript('platforms/oauth/lua/tokens-commit', { numKeys: 2 });
+const CONNECT = new LuaScript('platforms/oauth/lua/tokens-connect', { numKeys: 2 });
 
 /** The platforms whose tokens are kept: the first word of their keys. */
 export type OAuthPlatformKind = 'xero' | 'quickbooks';
@@ -91,6 +94,20 @@ export class PlatformTokenStore {
     if (r === -1) return { ok: false, why: 'lock-lost' };
     if (r === -2) return { ok: false, why: 'version-moved' };
     return { ok: true, version: r };
+  }
+
+  /**
+   * Starts the chain again from a code exchange (its first link), while `owner` holds the refresh lock: `marker`
+   * becomes the seed, and `fileSeed` (the tenants file's token's fingerprint, when it has one) counts as seen.
+   */
+  async connect(owner: string, marker: string, fileSeed: string | undefined, state: StoredState): Promise<CommitResult> {
+    const r = Number(await CONNECT.run(this.redis, [this.key, this.lockKey], [owner, marker, fileSeed ?? '', JSON.stringify(state)]));
+    return r === -1 ? { ok: false, why: 'lock-lost' } : { ok: true, version: r };
+  }
+
+  /** Deletes the chain (connect revoke); the caller holds the refresh lock. */
+  async remove(): Promise<void> {
+    await this.redis.del(this.key);
   }
 
   /**

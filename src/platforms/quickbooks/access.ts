@@ -38,12 +38,14 @@ export type QuickBooksLease = OAuthLease;
 
 /** Builds the access for one quickbooks tenant. */
 export function quickBooksAccess(tenant: QuickBooksTenant, deps: QuickBooksAccessDeps): QuickBooksAccess {
+  const realmId = tenant.realmId;
+  if (realmId === undefined) throw new Error('quickbooks: the access needs the company (realmId): from the tenants file or a connect link');
   const dispatcher = deps.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } });
   const auth = new PlatformAuth({
     platform: QUICKBOOKS_OAUTH,
     redis: deps.redis,
     prefix: deps.prefix,
-    connection: tenant.realmId,
+    connection: realmId,
     clientId: tenant.clientId,
     clientSecret: tenant.clientSecret,
     refreshToken: tenant.refreshToken,
@@ -56,9 +58,9 @@ export function quickBooksAccess(tenant: QuickBooksTenant, deps: QuickBooksAcces
   });
   return oauthAccess({
     name: 'quickbooks',
-    connection: tenant.realmId,
+    connection: realmId,
     auth,
-    limiter: new QuickBooksRateLimiter(deps.redis, deps.prefix, tenant.realmId, deps.limits),
+    limiter: new QuickBooksRateLimiter(deps.redis, deps.prefix, realmId, deps.limits),
     throttleDefaultMs: () => QUICKBOOKS_THROTTLE_DEFAULT_MS,
     ...(deps.dispatcher === undefined ? { owned: dispatcher } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),

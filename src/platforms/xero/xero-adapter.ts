@@ -38,7 +38,8 @@ export interface XeroAdapterOptions {
   tokenKey: string | TokenCipher;
   clientId: string;
   clientSecret: Secret;
-  refreshToken: Secret;
+  /** The tenants file's refresh token; absent: the chain a connect link started (or PLATFORM_NOT_CONNECTED). */
+  refreshToken?: Secret | undefined;
   xeroTenantId: string;
   apiUrl: string;
   tokenUrl: string;

@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OAuthPlatformDouble, type Organisation } from '../../doubles/oauth-platform.js';
 import { TokenEndpointBook } from '../../doubles/token-endpoint.js';
 import { specParameters, type ParameterSpec, type XeroObject } from './fixtures.js';
 import { closeServer } from '../../../src/http-server.js';
@@ -84,6 +85,10 @@ export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
   readonly violations: string[] = [];
   apiUrl = '';
   tokenUrl = '';
+  /** The authorization side (connect links), once `enableConnect` was called. */
+  oauth: OAuthPlatformDouble | undefined;
+  authorizeUrl = '';
+  connectionsUrl = '';
   /** Most API calls in flight at once. */
   maxInFlight = 0;
   private inFlight = 0;
@@ -111,7 +116,25 @@ export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
     fake.server = server;
     fake.apiUrl = `http://127.0.0.1:${port}/api.xro/2.0`;
     fake.tokenUrl = `http://127.0.0.1:${port}/connect/token`;
+    fake.authorizeUrl = `http://127.0.0.1:${port}/authorize`;
+    fake.connectionsUrl = `http://127.0.0.1:${port}/connections`;
     return fake;
+  }
+
+  /** Serves the authorization code flow: consent grants `organisations`; `redirectUri` is the registered one. */
+  enableConnect(o: { redirectUri: string; organisations: Organisation[]; allowedScopes?: readonly string[] }): OAuthPlatformDouble {
+    this.oauth = new OAuthPlatformDouble({
+      clientId: this.options.clientId,
+      clientSecret: this.options.clientSecret,
+      redirectUri: o.redirectUri,
+      allowedScopes: o.allowedScopes ?? ['offline_access', 'accounting.contacts.read', 'accounting.invoices.read', 'accounting.payments.read', 'accounting.banktransactions.read'],
+      pkce: 'required',
+      organisations: o.organisations,
+      issueGrant: () => this.issueGrant(this.options.accessTtlS ?? 1800),
+      isAccessValid: (t) => this.isAccessValid(t),
+      revokeAll: () => this.revokeAll(),
+    });
+    return this.oauth;
   }
 
   async close(): Promise<void> {
@@ -134,6 +157,7 @@ export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (this.oauth && (await this.oauth.handle(req, res, url))) return;
     if (req.method === 'POST' && url.pathname === '/connect/token') return this.token(req, res);
     const m = /^\/api\.xro\/2\.0\/(Contacts|Invoices|Payments)$/.exec(url.pathname);
     if (req.method !== 'GET' || !m) return send(res, 404, { Title: 'Not Found' });
@@ -267,6 +291,7 @@ export class FakeXero extends TokenEndpointBook<TokenCall['outcome']> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    if (this.oauth && form.get('grant_type') === 'authorization_code') return this.oauth.exchange(req, res, form);
     if (this.options.tokenDelayMs) await new Promise((r) => setTimeout(r, this.options.tokenDelayMs));
     const token = form.get('refresh_token') ?? '';
     const now = Date.now();

@@ -1,0 +1,71 @@
+/** `connect link|status|revoke` (the commands: ../commands/connect.ts; the room: src/connect). */
+import { parseDuration } from '../../config/duration.js';
+import { openRuntime, out, outJson, requireTenant, UsageError, warn } from '../runtime.js';
+import { ago } from './status.js';
+
+const MAX_LINK_MS = 30 * 86_400_000;
+
+export async function link(o: { tenant: string; expires: string; json?: boolean }): Promise<void> {
+  const ttl = parseDuration(o.expires);
+  if (ttl === undefined || ttl > MAX_LINK_MS) throw new UsageError(`--expires must be a duration up to 30d, such as 2h or 7d (got "${o.expires}")`);
+  const [{ loadEnv, ConfigError }, { loadTenants }, { connectLink }] = await Promise.all([import('../../config/env.js'), import('../../config/tenants.js'), import('../../connect/index.js')]);
+  const env = loadEnv();
+  if (env.PUBLIC_URL === undefined) throw new ConfigError('connect links need PUBLIC_URL: the public server\'s outside address (https://...), where WEBHOOK_PORT is reached');
+  if (env.PLATFORM_TOKEN_KEY === undefined) throw new ConfigError('connect links need PLATFORM_TOKEN_KEY (links are signed with a key derived from it)');
+  const tenants = await loadTenants(env.TENANTS_FILE);
+  const tenant = tenants.tenants.find((t) => t.id === o.tenant);
+  const made = connectLink({ tokenKey: env.PLATFORM_TOKEN_KEY, publicUrl: env.PUBLIC_URL, tenant }, o.tenant, ttl);
+  if (o.json) return outJson({ tenant: o.tenant, url: made.url, expiresAt: new Date(made.expiresAt).toISOString(), redirectUri: `${env.PUBLIC_URL}/oauth/callback` });
+  out(made.url);
+  warn(`works until ${new Date(made.expiresAt).toISOString()} for tenant ${o.tenant} only; send it to the customer (register ${env.PUBLIC_URL}/oauth/callback as the app's redirect URI)`);
+  return undefined;
+}
+
+/** Exit 0 when every tenant shown is connected, 1 when one awaits a connection or needs a reconnect. */
+export async function status(o: { tenant?: string; json?: boolean }): Promise<number> {
+  const { connectionStates } = await import('../../connect/index.js');
+  const rt = await openRuntime('producer');
+  try {
+    const tenants = o.tenant ? [requireTenant(rt.app, o.tenant)] : rt.app.tenants();
+    const reports = await connectionStates(rt.app.redis, rt.env.KEY_PREFIX, tenants);
+    if (o.tenant && reports.length === 0) throw new UsageError(`tenant "${o.tenant}" is not a xero or quickbooks tenant: it has no connection`);
+    if (o.json) outJson(reports);
+    else if (reports.length === 0) out('no xero or quickbooks tenants');
+    for (const r of o.json ? [] : reports) {
+      const what = r.connection ? ` ${r.platform} ${r.name ? `${r.name} (${r.connection})` : r.connection}` : ` ${r.platform}`;
+      if (r.state === 'connected') {
+        const age = r.refreshTokenAgeDays === undefined ? '' : `, refresh token ${r.refreshTokenAgeDays} days old`;
+        out(`${r.tenant}: connected${what}${r.connectedAt ? ` since ${ago(r.connectedAt)}` : ''} (via ${r.via ?? 'link'}${age})`);
+        if (r.ageing) out(`  warning: the refresh token nears the platform's idle expiry; ${r.next ?? ''}`);
+        if (r.reason) out(`  ${r.reason}`);
+      } else if (r.state === 'awaiting_connection') {
+        out(`${r.tenant}: awaiting connection${what}: ${r.next ?? ''}`);
+      } else {
+        out(`${r.tenant}: needs reconnect${what}: ${r.reason ?? ''}; ${r.next ?? ''}`);
+      }
+    }
+    return reports.every((r) => r.state === 'connected') ? 0 : 1;
+  } finally {
+    await rt.close();
+  }
+}
+
+export async function revoke(o: { tenant: string; yes?: boolean; json?: boolean }): Promise<void> {
+  if (!o.yes) throw new UsageError(`revoking ends ${o.tenant}'s connection at the platform; nothing was changed: add --yes to revoke`);
+  const { revokeConnection } = await import('../../connect/index.js');
+  const rt = await openRuntime('producer');
+  try {
+    requireTenant(rt.app, o.tenant);
+    if (rt.env.PLATFORM_TOKEN_KEY === undefined) throw new UsageError('revoking needs PLATFORM_TOKEN_KEY (the token chain is encrypted with it)');
+    const outcome = await revokeConnection(
+      { redis: rt.app.redis, prefix: rt.env.KEY_PREFIX, tokenKey: rt.env.PLATFORM_TOKEN_KEY, ...(rt.env.PUBLIC_URL ? { publicUrl: rt.env.PUBLIC_URL } : {}), tenants: rt.app.tenants(), logger: rt.app.logger },
+      o.tenant,
+    );
+    if (o.json) return outJson(outcome);
+    if (!outcome.chainDeleted) return out(`${o.tenant}: not connected; nothing to revoke`);
+    out(`${o.tenant}: ${outcome.connection ?? ''} ${outcome.platform === 'revoked' ? 'revoked at the platform' : `platform ${outcome.platform}`}; token chain deleted (collections-sync connect link --tenant ${o.tenant} makes a new link)`);
+    return undefined;
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * `connect revoke`: tells the platform (Xero: `DELETE /connections/{id}` with an access token of the chain; Intuit:
+ * the revoke endpoint with it), then deletes the token chain (under its lock) and the binding. A platform that cannot
+ * be told (the grant already gone, the endpoint down) does not keep the chain: it is deleted all the same, and the
+ * outcome says what the platform answered.
+ */
+import type { Redis } from 'ioredis';
+import type { TenantConfig } from '../config/tenants.js';
+import type { Logger } from '../logger.js';
+import { BindingStore } from '../platforms/oauth/binding.js';
+import { Connect } from './connect.js';
+import { revokeQuickBooks, revokeXero, xeroConnections } from './flows.js';
+import { connectionOf } from './status.js';
+
+export interface RevokeOutcome {
+  tenant: string;
+  connection?: string;
+  /** What the platform said: `revoked`, `not connected`, or why it was not told. */
+  platform: string;
+  chainDeleted: boolean;
+}
+
+export async function revokeConnection(d: { redis: Redis; prefix: string; tokenKey: string; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger }, tenantId: string): Promise<RevokeOutcome> {
+  const tenant = d.tenants.find((t) => t.id === tenantId);
+  if (tenant === undefined) throw new Error(`no tenant "${tenantId}" in the tenants file`);
+  const p = tenant.platform;
+  if (p.kind !== 'xero' && p.kind !== 'quickbooks') throw new Error(`tenant "${tenantId}" is a ${p.kind} tenant: only xero and quickbooks tenants have a connection to revoke`);
+  const bindings = new BindingStore(d.redis, d.prefix);
+  const binding = await bindings.get(tenantId);
+  const connection = connectionOf(tenant, binding);
+  if (connection === undefined) return { tenant: tenantId, platform: 'not connected', chainDeleted: false };
+  const connect = new Connect({
+    redis: d.redis,
+    prefix: d.prefix,
+    tokenKey: d.tokenKey,
+    publicUrl: d.publicUrl ?? 'https://unused.invalid',
+    tenant: (id) => d.tenants.find((t) => t.id === id),
+    tenants: () => d.tenants,
+    requestFullSync: async () => undefined,
+    logger: d.logger,
+  });
+  const auth = connect.authFor({ ...tenant, platform: p }, connection);
+  let told: string;
+  try {
+    const { token } = await auth.accessToken();
+    if (p.kind === 'xero') {
+      const id = binding?.connectionId ?? (await xeroConnections(p, token)).find((c) => c.tenantId === connection)?.id;
+      if (id !== undefined) await revokeXero(p, token, id);
+      told = id === undefined ? 'the organisation was no longer connected' : 'revoked';
+    } else {
+      await revokeQuickBooks(p, token);
+      told = 'revoked';
+    }
+  } catch (err) {
+    told = `not told: ${(err as Error).message}`;
+  }
+  await auth.disconnect();
+  await bindings.remove(tenantId);
+  await connect.close();
+  d.logger.info({ tenant: tenantId, connection, platform: told }, 'connect: connection revoked and its token chain deleted');
+  return { tenant: tenantId, connection, platform: told, chainDeleted: true };
+}

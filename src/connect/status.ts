@@ -1,0 +1,108 @@
+/**
+ * The connection state of every Xero and QuickBooks tenant, read from Redis (the binding and the token chain, never a
+ * token), for `connect status` and the connection-state metric; and `connect revoke`.
+ *
+ *   connected            a chain that works as far as we know: since when, the refresh token's age (the last rotation)
+ *   awaiting_connection  no chain yet and no refresh token in the tenants file: send a connect link
+ *   needs_reconnect      the platform refused the chain (revoked, or expired after its idle limit): send a new link
+ *
+ * A refresh token unused for its platform's idle limit expires (Xero 60 days, Intuit about 100): `ageing` warns when
+ * the last rotation is more than three quarters of it ago. The daily reconcile pass of every tenant's schedule calls
+ * the platform, which rotates the token, so a tenant with a schedule does not age out; one whose worker is stopped does.
+ */
+import type { Redis } from 'ioredis';
+import type { TenantConfig } from '../config/tenants.js';
+import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
+import { PlatformTokenStore, type StoredTokens } from '../platforms/oauth/token-store.js';
+
+export type ConnectionState = 'connected' | 'awaiting_connection' | 'needs_reconnect';
+
+export const IDLE_LIMIT_DAYS = { xero: 60, quickbooks: 100 } as const;
+const DAY = 86_400_000;
+
+export interface ConnectionReport {
+  tenant: string;
+  platform: 'xero' | 'quickbooks';
+  state: ConnectionState;
+  /** The organisation id (Xero) or realm id (QuickBooks), and its name when known. */
+  connection?: string;
+  name?: string;
+  /** How it was connected: a connect link, or the tenants file's refresh token. */
+  via?: 'link' | 'tenants file';
+  connectedAt?: number;
+  /** When the refresh token last rotated (or was issued): its idle clock. */
+  refreshedAt?: number;
+  refreshTokenAgeDays?: number;
+  /** The refresh token nears its platform's idle expiry. */
+  ageing?: boolean;
+  /** Why it needs a reconnect (the platform's answer). */
+  reason?: string;
+  /** What to run next. */
+  next?: string;
+}
+
+type OAuthTenant = TenantConfig & { platform: { kind: 'xero' | 'quickbooks' } };
+const isOAuth = (t: TenantConfig): t is OAuthTenant => t.platform.kind === 'xero' || t.platform.kind === 'quickbooks';
+
+/** The organisation (realm) of a tenant: its tenants-file entry's, else the one a connect link bound. */
+export function connectionOf(t: TenantConfig, binding: Binding | undefined): string | undefined {
+  const p = t.platform;
+  const named = p.kind === 'xero' ? p.xeroTenantId : p.kind === 'quickbooks' ? p.realmId : undefined;
+  return named ?? (binding?.platform === p.kind ? binding.connection : undefined);
+}
+
+/** The organisation (realm) of each of these tenants that has one: the tenants file's, else a connect link's. */
+export async function connectionsOf(redis: Redis, prefix: string, tenants: readonly TenantConfig[]): Promise<Map<string, string>> {
+  const bindings = new BindingStore(redis, prefix);
+  const out = new Map<string, string>();
+  for (const t of tenants) {
+    const named = connectionOf(t, undefined);
+    const connection = named ?? connectionOf(t, await bindings.get(t.id));
+    if (connection !== undefined) out.set(t.id, connection);
+  }
+  return out;
+}
+
+export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], now = Date.now()): Promise<ConnectionReport[]> {
+  const bindings = new BindingStore(redis, prefix);
+  const out: ConnectionReport[] = [];
+  for (const t of tenants) {
+    if (!isOAuth(t)) continue;
+    const kind = t.platform.kind;
+    const link = `collections-sync connect link --tenant ${t.id}`;
+    const binding = await bindings.get(t.id);
+    const connection = connectionOf(t, binding);
+    const base = { tenant: t.id, platform: kind, ...(connection ? { connection } : {}), ...(binding?.name ? { name: binding.name } : {}) };
+    let chain: StoredTokens | undefined;
+    try {
+      chain = connection === undefined ? undefined : await new PlatformTokenStore(redis, prefix, kind, connection).read();
+    } catch {
+      out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: link });
+      continue;
+    }
+    const fromFile = 'refreshToken' in t.platform && t.platform.refreshToken !== undefined;
+    if (chain === undefined) {
+      if (fromFile && connection !== undefined) out.push({ ...base, state: 'connected', via: 'tenants file', reason: 'the refresh token of the tenants file is used at the first run' });
+      else out.push({ ...base, state: 'awaiting_connection', next: link });
+      continue;
+    }
+    const s = chain.state;
+    const via = s.connectedAt !== undefined || chain.seed.startsWith('connect-') ? 'link' : 'tenants file';
+    const connectedAt = s.connectedAt ?? binding?.connectedAt;
+    const refreshedAt = s.rotatedAt ?? s.connectedAt;
+    const ageDays = refreshedAt === undefined ? undefined : Math.floor((now - refreshedAt) / DAY);
+    const limit = IDLE_LIMIT_DAYS[kind];
+    const report: ConnectionReport = {
+      ...base,
+      state: 'connected',
+      via,
+      ...(connectedAt !== undefined ? { connectedAt } : {}),
+      ...(refreshedAt !== undefined ? { refreshedAt } : {}),
+      ...(ageDays !== undefined ? { refreshTokenAgeDays: ageDays } : {}),
+    };
+    if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: link });
+    else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: link });
+    else out.push({ ...report, ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+/**
+ * `connect link|status|revoke` as an operator runs them (child processes of the CLI), against a worker whose public
+ * server serves the links: awaiting connection, a link opened, connected (since when, refresh token age), revoke
+ * refused without --yes, revoked at the fake Xero (DELETE /connections/{id}) with the chain deleted.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
+import { startTestRedis, type TestRedis } from '../helpers/redis.js';
+import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
+import type { FakeXero } from '../platforms/xero/fake-xero.js';
+import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
+import { browse, freePort } from './browser.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+describe('connect link, status and revoke on the command line', () => {
+  let redis: TestRedis;
+  let fake: FakeXero;
+  let rig: Rig;
+  let folder: string;
+  let env: Record<string, string>;
+
+  const cli = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    fake = await startFake();
+    fake.enableConnect({ redirectUri: `${publicUrl}/oauth/callback`, organisations: [{ tenantId: fake.options.xeroTenantId, name: 'Kiwi Ltd' }] });
+    const tenants: TenantSpec[] = [
+      { id: 'kiwi', platform: { kind: 'xero', clientId: fake.options.clientId, clientSecret: fake.options.clientSecret, apiUrl: fake.apiUrl, tokenUrl: fake.tokenUrl, authorizeUrl: fake.authorizeUrl, connectionsUrl: fake.connectionsUrl } },
+      { id: 'files', platform: { kind: 'file', path: '/nonexistent' } },
+    ];
+    const extra = { PLATFORM_TOKEN_KEY: TOKEN_KEY, PUBLIC_URL: publicUrl };
+    rig = await startRig({ redisUrl: redis.url, tenants, env: { ...extra, WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1' } });
+    folder = await mkdtemp(join(tmpdir(), 'cs-connect-cli-'));
+    const file = join(folder, 'tenants.json');
+    await writeFile(file, tenantsJson(tenants));
+    env = { ...rig.cliEnv(file), ...extra };
+  });
+  afterAll(async () => {
+    await rig?.close();
+    await fake?.close();
+    await redis?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it('awaiting connection, then a link, connected, refused without --yes, revoked', async () => {
+    const before = await cli(['connect', 'status']);
+    expect(before).toMatchObject({ code: 1, stdout: 'kiwi: awaiting connection xero: collections-sync connect link --tenant kiwi\n' });
+
+    const made = await cli(['connect', 'link', '--tenant', 'kiwi', '--expires', '2h', '--json']);
+    expect(made.code).toBe(0);
+    const { url, expiresAt } = JSON.parse(made.stdout) as { url: string; expiresAt: string };
+    expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(7_000_000);
+    expect((await browse(url)).status).toBe(200);
+    expect((await cli(['connect', 'link', '--tenant', 'files'])).stderr).toContain('only xero and quickbooks tenants');
+
+    const after = await cli(['connect', 'status', '--tenant', 'kiwi', '--json']);
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout)).toEqual([
+      expect.objectContaining({ tenant: 'kiwi', state: 'connected', connection: fake.options.xeroTenantId, name: 'Kiwi Ltd', via: 'link', refreshTokenAgeDays: 0 }),
+    ]);
+
+    expect((await cli(['connect', 'revoke', '--tenant', 'kiwi'])).code).toBe(2);
+    const revoked = await cli(['connect', 'revoke', '--tenant', 'kiwi', '--yes']);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain('revoked at the platform; token chain deleted');
+    expect(fake.oauth!.revocations).toHaveLength(1);
+    expect(fake.oauth!.connections).toHaveLength(0);
+    expect(await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read()).toBeUndefined();
+    expect((await cli(['connect', 'status'])).stdout).toContain('kiwi: awaiting connection');
+  });
+});
