@@ -3,23 +3,14 @@
  * ended, the job did not: issue 28),
  * the job stays queued; with --keep-waiting it says so once and waits for a worker, then for the run.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
+import { runCli, type CliChild } from '../helpers/cli-child.js';
 import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-
-interface Child {
-  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
-  /** Resolves when stderr has shown this text. */
-  stderrShows(text: string): Promise<void>;
-}
 
 describe('--wait with no worker running', () => {
   const redis = useTestRedis();
@@ -27,27 +18,7 @@ describe('--wait with no worker running', () => {
   let dir: string;
   let env: Record<string, string>;
   let worker: RunningWorker | undefined;
-  const cli = (args: string[]): Child => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const watchers: { text: string; resolve: () => void }[] = [];
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      for (const w of watchers.filter((x) => stderr.includes(x.text))) w.resolve();
-    });
-    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-    return {
-      done,
-      stderrShows: (text) =>
-        new Promise<void>((resolve, reject) => {
-          if (stderr.includes(text)) return resolve();
-          watchers.push({ text, resolve });
-          void done.then((r) => reject(new Error(`exited ${r.code} without showing "${text}": ${r.stderr}`)));
-        }),
-    };
-  };
+  const cli = (args: string[]): CliChild => runCli(args, env);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-noworker-'));

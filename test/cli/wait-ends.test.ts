@@ -4,26 +4,17 @@
  * `dead-letters retry --wait` reports, per entity, what was replayed and what needs the source fixed.
  * Real Redis, the simulator, real worker and CLI processes.
  */
-import { spawn } from 'node:child_process';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeNdjson } from '../../src/platforms/file/index.js';
 import { sampleData } from '../../src/sample/generate.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import { spawnWorker } from '../helpers/child-worker.js';
+import { runCli, type CliChild } from '../helpers/cli-child.js';
 import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('--wait ends with an outcome', () => {
   const redis = useTestRedis();
@@ -32,27 +23,7 @@ describe('--wait ends with an outcome', () => {
   let env: Record<string, string>;
   let worker: RunningWorker | undefined;
   let data: ReturnType<typeof sampleData>;
-  const cli = (args: string[], extra: Record<string, string> = {}): { done: Promise<Result>; stderrShows(text: string): Promise<void> } => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const watchers: { text: string; resolve: () => void }[] = [];
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      for (const w of watchers.filter((x) => stderr.includes(x.text))) w.resolve();
-    });
-    const done = new Promise<Result>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-    return {
-      done,
-      stderrShows: (text) =>
-        new Promise<void>((resolve, reject) => {
-          if (stderr.includes(text)) return resolve();
-          watchers.push({ text, resolve });
-          void done.then((r) => reject(new Error(`exited ${r.code} without showing "${text}": ${r.stderr}`)));
-        }),
-    };
-  };
+  const cli = (args: string[], extra: Record<string, string> = {}): CliChild => runCli(args, { ...env, ...extra });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cs-cli-wait-'));
