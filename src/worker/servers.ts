@@ -49,6 +49,13 @@ function isListenError(err: unknown): boolean {
  * takes milliseconds and is not raced against an abort: the guard is checked before each.
  */
 export async function bindServers(app: App, s: ServerSettings, guard: StartGuard): Promise<{ ops: OpsServer | undefined; webhooks: WebhookServer | undefined }> {
+  // Connect links are built on PUBLIC_URL and served by the public server: one without the other cannot work.
+  if (app.env.PUBLIC_URL !== undefined && s.webhookPort === undefined) {
+    throw new StartError(
+      'WEBHOOK_PORT',
+      `PUBLIC_URL=${app.env.PUBLIC_URL} is set but WEBHOOK_PORT is not: the connect links built on it would reach no server; set WEBHOOK_PORT to the public server's port, or unset PUBLIC_URL`,
+    );
+  }
   let ops: OpsServer | undefined;
   if (s.opsPort !== 0 && app.metrics) {
     const port = s.opsPort === 'random' ? 0 : s.opsPort;

@@ -195,6 +195,20 @@ describe('startWorker in this process', () => {
     }
   });
 
+  it('PUBLIC_URL without WEBHOOK_PORT: a start error naming both, nothing bound, no BullMQ worker', async () => {
+    const other = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0', PUBLIC_URL: 'https://hooks.example.com' }, worker: false });
+    try {
+      const opsPort = await freePort();
+      const start = startWorker(other.app, { schedules: false, opsPort });
+      await expect(start).rejects.toThrow(StartError);
+      await expect(start).rejects.toThrow('PUBLIC_URL=https://hooks.example.com is set but WEBHOOK_PORT is not');
+      expect(await isFree(opsPort)).toBe(true);
+      expect(await workersOn()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('an aborted start opens nothing and throws the abort\'s reason', async () => {
     const abort = new AbortController();
     abort.abort(new StartAborted('SIGTERM'));
