@@ -34,10 +34,12 @@ const STATES = new Set<JobView['state']>(['waiting', 'active', 'delayed', 'prior
 const CLOCK_SLACK_MS = 50;
 
 async function view(queue: Queue, id: string): Promise<JobView> {
-  const job = (await queue.getJob(id)) as Job | undefined;
-  if (!job) return { id, state: 'gone', attemptsMade: 0 };
-  const raw = await job.getState();
+  // The state first, then the job's fields: a job that fails between the two reads is seen failed with its reason
+  // (BullMQ writes both in one script), never failed with the fields of before (no reason yet).
+  const raw = await queue.getJobState(id);
   const state: JobView['state'] = STATES.has(raw as JobView['state']) ? (raw as JobView['state']) : 'gone';
+  const job = state === 'gone' ? undefined : ((await queue.getJob(id)) as Job | undefined);
+  if (!job) return { id, state: 'gone', attemptsMade: 0 };
   return {
     id,
     state,
