@@ -31,6 +31,7 @@ const ENV_OF: Record<string, string> = {
   demo: 'REDIS_URL (optional: without it the demo starts a private redis-server)',
   dashboard: `${['REDIS_URL', 'REDIS_CLUSTER_NODES', 'KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', ...DASHBOARD_KEYS].join(', ')}; ${ALL_CHECKED}`,
   'jobs contract': `KEY_PREFIX (no Redis, no tenants file); ${ALL_CHECKED}`,
+  'api openapi': 'none',
   'dry-run': `${[...PRODUCER, 'SYNC_PAGE_SIZE', 'CURSOR_LOOKBACK_S', 'PLATFORM_TOKEN_KEY', 'COLLECTIONS_BASE_URL'].join(', ')}; ${ALL_CHECKED}`,
 };
 const CALLS_ENV = `${[...PRODUCER, 'CALL_COOLDOWN_HOURS'].join(', ')}; ${ALL_CHECKED}`;
