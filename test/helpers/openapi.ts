@@ -43,7 +43,7 @@ export class ApiClient {
 
   constructor(
     doc: unknown,
-    private readonly base: string,
+    readonly base: string,
   ) {
     this.#doc = doc as Doc;
     addFormats(this.#ajv);
