@@ -127,11 +127,10 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
     d.logger.info({ key: key.name, method: c.req.method, route, status, ms: Math.round(performance.now() - started) }, 'api request');
     return undefined;
   };
-  api.use('/v1', gate);
+  // '/v1/*' matches '/v1' too: one gate for every path of the API.
   api.use('/v1/*', gate);
   api.on('POST', '/v1/*', limit);
   declare(api, d, documentOf);
-  api.all('/v1', (c) => fallback(c));
   api.all('/v1/*', (c) => fallback(c));
   api.onError((err, c) => {
     if (err instanceof HTTPException && err.status === 400) return problemResponse(ours('malformed-body', 'the body is not valid JSON'));

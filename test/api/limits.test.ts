@@ -64,6 +64,10 @@ describe('the control API on its own public server', () => {
     expect(limited.body).toMatchObject({ type: 'about:blank', status: 429 });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await api.call('GET', '/v1/tenants', { key: OTHER })).status).toBe(200);
+    // `/v1` itself is a path of the API: one request counted once (a 404 for OTHER's second of three).
+    expect((await api.call('GET', '/v1', { key: OTHER })).status).toBe(404);
+    expect((await api.call('GET', '/v1/tenants', { key: OTHER })).status).toBe(200);
+    expect((await api.call('GET', '/v1/tenants', { key: OTHER })).status).toBe(429);
     // Unauthenticated requests are not counted against a key, and still get the one 401.
     expect((await api.call('GET', '/v1/tenants')).status).toBe(401);
   });
