@@ -195,7 +195,8 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const job = await q.getJob(jobId);
     const runId = `run-${jobId}`;
     const link = `/v1/tenants/${tenant}/runs/${runId}`;
-    const deduplicated = (job?.data as { requestedAt?: number } | undefined)?.requestedAt !== requestedAt;
+    // Joined: the job the queue answered with was asked for by another request (a job already gone ran this one).
+    const deduplicated = job !== undefined && (job.data as { requestedAt?: number }).requestedAt !== requestedAt;
     return ok(202, { runId, jobId, tenantId: tenant, mode, requestedAt: isoOf(requestedAt), deduplicated, links: { run: link } }, { location: link });
   };
 
