@@ -99,6 +99,11 @@ export default tseslint.config(
     ['**/jobs/**', '**/platforms/*/*-adapter*', '**/platforms/index*', '**/mapping/**', '**/auth/**', '**/collections/**', '**/state/**', '**/sync/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', 'bullmq'],
     'the connect room starts token chains (platforms/oauth) and requests runs through the port it is given; it reads no platform data and runs no sync',
   ),
+  rooms(
+    ['src/api/**'],
+    ['**/jobs/**', '**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/**', '**/sync/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/ops/**', '**/app.js', '**/worker.js', 'undici'],
+    'the control API authenticates, validates and calls the producers and stores the CLI calls; it runs no sync, reads no platform and sends nothing',
+  ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
   // src/ never imports jobs/ (a rule of its own, so it holds beside every room's): processors depend on src/,

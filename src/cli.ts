@@ -11,6 +11,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConnect } from './cli/commands/connect.js';
 import { registerDashboard } from './cli/commands/dashboard.js';
 import { registerDemo } from './cli/commands/demo.js';
+import { registerApi } from './cli/commands/api.js';
 import { registerCalls } from './cli/commands/calls.js';
 import { registerInspect } from './cli/commands/inspect.js';
 import { registerJobs } from './cli/commands/jobs.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerMigrateKeys(program);
   registerConnect(program);
   registerJobs(program);
+  registerApi(program);
   finishHelp(program);
   oneLineErrors(program);
   return program;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { parseApiKeys } from './api-keys.js';
 import { parseClusterNodes } from './redis-target.js';
 import { readSecretFiles, secret, secretKeys } from './secret-files.js';
 
@@ -135,6 +136,20 @@ export const envSchema = z.object({
     .optional(),
   /** Connect-link and OAuth-callback requests accepted per client address per minute (per worker process); more get 429. */
   CONNECT_RATE_PER_MIN: int(30, 1, 100_000),
+  /**
+   * Keys of the control API under /v1 on the public server (WEBHOOK_PORT), comma- or newline-separated entries
+   * `<name>:<key>` or `<name>:<key>:<tenant>|<tenant>...` (src/config/api-keys.ts). Unset: the API is off.
+   */
+  API_KEYS: secret(
+    z
+      .string()
+      .superRefine((v, ctx) => {
+        for (const message of parseApiKeys(v).problems) ctx.addIssue({ code: 'custom', message });
+      })
+      .optional(),
+  ),
+  /** Control API requests accepted per key per minute (per worker process); more get 429. */
+  API_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Webhook requests accepted per tenant per minute (per worker process); more get 429. */
   WEBHOOK_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Webhook events kept per tenant (the oldest go first), for `calls events` and redelivery. */

@@ -62,6 +62,11 @@ export interface Metrics {
   watchConnections(read: () => Promise<readonly ConnectionSample[]>): void;
   /** BullMQ workers this process replaced because they had stopped taking jobs (decision 46), by queue and reason. */
   workerReplacements: Counter<'queue' | 'reason'>;
+  /**
+   * Control API requests (src/api) by key name (`(none)` before authentication, never a key itself), route template
+   * (`/v1/tenants/{tenantId}/runs`; `(other)` for a path of none) and status.
+   */
+  apiRequests: Counter<'key' | 'route' | 'status'>;
 }
 
 /** One OAuth tenant's connection state, as the connection-state gauge shows it. */
@@ -249,6 +254,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     watchConnections(read) {
       readConnections = read;
     },
+    apiRequests: new Counter({
+      name: 'collections_sync_api_requests_total',
+      help: 'Control API requests by key name ((none) before authentication), route template and status',
+      labelNames: ['key', 'route', 'status'],
+      registers: r,
+    }),
     webhookEvents: outcomeCounter(
       new Counter({
         name: 'collections_sync_webhook_events_total',

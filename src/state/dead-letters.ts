@@ -146,6 +146,28 @@ export class DeadLetterStore {
     return last !== undefined && entries.length >= limit ? { entries, next: last } : { entries };
   }
 
+  /**
+   * One page, newest first (one round trip): entries strictly older than `before` (the `next` of the previous page:
+   * an index member, stable while entries come and go), and within `[from, until]` (ms of their last attempt) when
+   * given. `next` is there when the page is full (a following page may be empty).
+   */
+  async page(
+    tenant: string,
+    options: { entity?: Entity; limit?: number; before?: string; from?: number; until?: number } = {},
+  ): Promise<{ entries: DeadLetterEntry[]; next?: string }> {
+    const limit = options.limit ?? 50;
+    const upper = options.until === undefined ? '+' : `(${pad(Math.floor(options.until) + 1)}`;
+    const max = options.before === undefined ? upper : upper === '+' || options.before < upper.slice(1) ? `(${options.before}` : upper;
+    const min = options.from === undefined ? '-' : `[${pad(Math.max(0, Math.floor(options.from)))}`;
+    const { entries, last } = await this.range(tenant, options.entity, 'rev', min, max, 0, limit);
+    return last !== undefined && entries.length >= limit ? { entries, next: last } : { entries };
+  }
+
+  /** Whether `cursor` has the shape of an index member (`<15 digits>|<entry key>`): a paging cursor to pass back. */
+  static isCursor(cursor: string): boolean {
+    return /^\d{15}\|[a-z]+:(id|place):.+$/s.test(cursor) && cursor.length <= 4096;
+  }
+
   /** Removes entries (one Lua call); returns how many there were. */
   async remove(tenant: string, refs: readonly DeadLetterRef[]): Promise<number> {
     if (refs.length === 0) return 0;

@@ -5,6 +5,8 @@
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
+import { mountApi, type LastDelivery } from '../api/index.js';
+import { parseApiKeys } from '../config/api-keys.js';
 import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
@@ -35,12 +37,43 @@ function connectOf(app: App): Connect | undefined {
   });
 }
 
-export async function startWebhooks(app: App, o: { port: number; host: string; quickBooksDebounceMs?: number }): Promise<WebhookServer> {
+export interface PublicServerOptions {
+  port: number;
+  host: string;
+  quickBooksDebounceMs?: number;
+  /** The last outgoing event of a tenant and its delivery, for the API's `lastWebhook` (absent: null). */
+  lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
+}
+
+export async function startWebhooks(app: App, o: PublicServerOptions): Promise<WebhookServer> {
   const { env, logger, metrics } = app;
   const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
   const connect = connectOf(app);
+  // The control API (src/api) when API_KEYS is set (checked at load: parseApiKeys has no problem left here).
+  const keys = env.API_KEYS === undefined ? [] : parseApiKeys(env.API_KEYS).keys;
   const server = await startWebhookServer({
-    ...(connect ? { routes: (hono, unauthorized) => mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized) } : {}),
+    routes: (hono, unauthorized) => {
+      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized);
+      if (keys.length === 0) return;
+      mountApi(
+        hono,
+        {
+          keys,
+          ratePerMin: env.API_RATE_PER_MIN,
+          redis: app.redis,
+          prefix: env.KEY_PREFIX,
+          stores: app.stores,
+          syncQueue: app.queues.sync,
+          tenant: (id) => app.tenant(id),
+          tenants: () => app.tenants(),
+          ...(connect ? { connect: { link: (tenant, ttlMs) => connect.link(tenant, ttlMs), redirectUri: connect.redirectUri } } : {}),
+          ...(o.lastDelivery ? { lastDelivery: o.lastDelivery } : {}),
+          logger: logger.child({ part: 'api' }),
+          onRequest: (e) => metrics?.apiRequests.inc({ key: e.key, route: e.route, status: String(e.status) }),
+        },
+        unauthorized,
+      );
+    },
     port: o.port,
     host: o.host,
     signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,
@@ -78,6 +111,7 @@ export async function startWebhooks(app: App, o: { port: number; host: string; q
     },
   });
   if (env.PUBLIC_URL !== undefined && env.PLATFORM_TOKEN_KEY === undefined) logger.warn('PUBLIC_URL is set but PLATFORM_TOKEN_KEY is not: connect links are off (they are signed with a key derived from it)');
+  if (keys.length > 0) logger.info({ keys: keys.map((k) => k.name) }, 'control API served on the public server under /v1');
   if (connect === undefined) return server;
   logger.info({ redirectUri: connect.redirectUri }, 'connect links served on the public server');
   return { port: server.port, close: async () => void (await Promise.allSettled([server.close(), connect.close()])) };

@@ -155,8 +155,9 @@ export type Env = { Bindings: HttpBindings };
 type Status = 400 | 401 | 408 | 413 | 415 | 429;
 
 /** The one answer to every unauthenticated request: the same status, body and headers whatever the reason. */
-const UNAUTHORIZED_BODY = JSON.stringify({ detail: 'unauthorized' });
-const unauthorized = (): Response => new Response(UNAUTHORIZED_BODY, { status: 401, headers: { 'content-type': 'application/json', connection: 'close' } });
+const UNAUTHORIZED_BODY = JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'unauthorized' });
+/** RFC 9457 problem details (decision 0144), like every error of the control API; nothing in it depends on the request. */
+const unauthorized = (): Response => new Response(UNAUTHORIZED_BODY, { status: 401, headers: { 'content-type': 'application/problem+json', connection: 'close' } });
 
 export function webhookApp(o: WebhookServerOptions): Hono<Env> {
   const limiter = new RateLimiter(o.ratePerMin);

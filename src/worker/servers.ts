@@ -56,6 +56,10 @@ export async function bindServers(app: App, s: ServerSettings, guard: StartGuard
       `PUBLIC_URL=${app.env.PUBLIC_URL} is set but WEBHOOK_PORT is not: the connect links built on it would reach no server; set WEBHOOK_PORT to the public server's port, or unset PUBLIC_URL`,
     );
   }
+  // The control API is served by the public server too: keys without it would open nothing.
+  if (app.env.API_KEYS !== undefined && s.webhookPort === undefined) {
+    throw new StartError('WEBHOOK_PORT', "API_KEYS is set but WEBHOOK_PORT is not: the control API is served on the public server; set WEBHOOK_PORT to the public server's port, or unset API_KEYS");
+  }
   let ops: OpsServer | undefined;
   if (s.opsPort !== 0 && app.metrics) {
     const port = s.opsPort === 'random' ? 0 : s.opsPort;

@@ -115,7 +115,7 @@ describe('connecting a Xero organisation with a connect link', () => {
     const chain = await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read();
     const again = await fetch(callback, { redirect: 'manual' });
     expect(again.status).toBe(401);
-    expect(await again.text()).toBe('{"detail":"unauthorized"}');
+    expect(await again.text()).toBe('{"type":"about:blank","title":"Unauthorized","status":401,"detail":"unauthorized"}');
     expect((await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read())?.version).toBe(chain?.version);
   });
 
@@ -132,7 +132,7 @@ describe('connecting a Xero organisation with a connect link', () => {
         return `${r.status} ${await r.text()}`;
       }),
     );
-    expect(new Set(answers)).toEqual(new Set(['401 {"detail":"unauthorized"}']));
+    expect(new Set(answers)).toEqual(new Set(['401 {"type":"about:blank","title":"Unauthorized","status":401,"detail":"unauthorized"}']));
   });
 
   it('denied consent: a plain page, a log line, nothing stored', async () => {

@@ -209,6 +209,22 @@ describe('startWorker in this process', () => {
     }
   });
 
+  it('API_KEYS without WEBHOOK_PORT: a start error naming both, nothing bound, no BullMQ worker', async () => {
+    const key = 'app:0123456789abcdefghijklmnopqrstuvwxyz';
+    const other = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0', API_KEYS: key }, worker: false });
+    try {
+      const opsPort = await freePort();
+      const start = startWorker(other.app, { schedules: false, opsPort });
+      await expect(start).rejects.toThrow(StartError);
+      await expect(start).rejects.toThrow('API_KEYS is set but WEBHOOK_PORT is not');
+      await expect(start).rejects.not.toThrow(key.slice(4));
+      expect(await isFree(opsPort)).toBe(true);
+      expect(await workersOn()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('an aborted start opens nothing and throws the abort\'s reason', async () => {
     const abort = new AbortController();
     abort.abort(new StartAborted('SIGTERM'));

@@ -1,0 +1,332 @@
+/**
+ * The control API (issue 31): `/v1` on the public server, JSON only, behind API keys (API_KEYS), a thin shell over
+ * the same producers and stores the CLI calls (DESIGN.md "The public side"). Per request, in this order:
+ *
+ *   no key of ours in `Authorization: Bearer`             the public server's one 401, whatever the path
+ *   over API_RATE_PER_MIN for the key                     429 with Retry-After
+ *   a POST whose body is not JSON / over 64 KiB           415 / 413
+ *   parameters or body not valid                          400 (path, query, header) / 422 (body), with `errors`
+ *   a tenant unknown, or not one this key may see         404, the same answer
+ *   no such route / another method                        404 / 405 with Allow
+ *   Redis or the queue failing                            503
+ *
+ * Every error is a problem (problem.ts); every answer is logged at info (key name, method, route template, status,
+ * ms: never the Authorization header) and counted (`onRequest`). The OpenAPI document is generated from the routes
+ * (routes.ts) and their schemas (schemas.ts).
+ */
+import type { HttpBindings } from '@hono/node-server';
+import { OpenAPIHono, type z } from '@hono/zod-openapi';
+import type { Queue } from 'bullmq';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { Redis } from 'ioredis';
+import type { ApiKey } from '../config/api-keys.js';
+import { parseDuration } from '../config/duration.js';
+import type { TenantConfig } from '../config/tenants.js';
+import { connectionStates, type ConnectionReport } from '../connect/status.js';
+import { ENTITIES } from '../glossary.js';
+import type { Logger } from '../logger.js';
+import { requestSync, type SyncMode } from '../queues/index.js';
+import { DeadLetterStore } from '../state/dead-letters.js';
+import type { StateStores } from '../state/index.js';
+import { IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
+import { digestKeys, KeyLimiter, keyOf, maySee } from './keys.js';
+import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
+import { ROUTES, templateOf } from './routes.js';
+import type { LastDelivery, runSchema, tenantSchema } from './schemas.js';
+import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, runOf, runSummaryOf } from './views.js';
+
+export const MAX_API_BODY_BYTES = 64 * 1024;
+const MAX_LINK_MS = 30 * 86_400_000;
+const RUN_DEAD_LETTERS = 100;
+
+export const DOCUMENT_CONFIG = {
+  openapi: '3.1.0',
+  info: {
+    title: 'collections-sync control API',
+    version: '1.0.0',
+    description: 'Drive collections-sync from your app: tenants and their state, runs, dead letters, connect links. Every request carries `Authorization: Bearer <API key>` (API_KEYS). Errors are RFC 9457 problem details. Guide: docs/api.md.',
+  },
+};
+
+export interface ApiDeps {
+  keys: readonly ApiKey[];
+  /** API_RATE_PER_MIN: requests per key name per minute (per process). */
+  ratePerMin: number;
+  redis: Redis;
+  prefix: string;
+  stores: Pick<StateStores, 'runs' | 'deadLetters' | 'cursors' | 'pending' | 'runLock'>;
+  syncQueue: Queue;
+  tenant(id: string): TenantConfig | undefined;
+  tenants(): readonly TenantConfig[];
+  /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
+  connect?: { link(tenant: string, ttlMs: number): { url: string; expiresAt: number }; redirectUri: string };
+  /** The tenant's last outgoing event and its delivery (src/webhooks' delivery store); absent: `lastWebhook` is null. */
+  lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
+  logger: Logger;
+  /** Counts an answer: key name (`(none)` before authentication), route template, status. */
+  onRequest?(e: { key: string; route: string; status: number }): void;
+}
+
+type ApiEnv = { Bindings: HttpBindings; Variables: { key: ApiKey } };
+
+/** A response where the typed routes want theirs (every answer here is built and checked by the tests against the document). */
+const send = (r: Response): never => r as never;
+const fail = (p: Problem, headers?: Record<string, string>): never => send(problemResponse(p, headers));
+const ok = (status: 200 | 201 | 202, body: unknown, headers: Record<string, string> = {}): never =>
+  send(new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } }));
+const unknownTenant = (): never => fail(plain(404, 'no such tenant'));
+
+const WHERE = { json: 'body', query: 'query', param: 'path', header: 'header' } as const;
+
+function isJson(contentType: string | undefined): boolean {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  return type !== undefined && /^application\/([\w.-]+\+)?json$/.test(type);
+}
+
+/**
+ * The API's Hono app; `unauthorized` is the public server's one 401. Without `deps` (openApiDocument) the routes
+ * are declared only: a request would fail.
+ */
+export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response): OpenAPIHono<ApiEnv> {
+  const api = new OpenAPIHono<ApiEnv>({
+    defaultHook: (result) => {
+      if (result.success) return undefined;
+      const where = WHERE[result.target as keyof typeof WHERE] ?? 'body';
+      const errors: FieldError[] = result.error.issues.map((i) => ({ in: where, path: i.path.map((p) => (typeof p === 'number' ? p : String(p))), message: i.message }));
+      return problemResponse(where === 'body' ? ours('invalid-request', 'the body did not validate', errors) : ours('invalid-query', `the ${where} did not validate`, errors));
+    },
+  });
+  api.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'http', scheme: 'bearer', description: 'an API key of API_KEYS' });
+  let document: unknown;
+  const documentOf = (): unknown => (document ??= api.getOpenAPI31Document(DOCUMENT_CONFIG));
+  if (deps === undefined) {
+    declare(api, undefined, documentOf);
+    return api;
+  }
+  const d = deps;
+  const digests = digestKeys(d.keys);
+  const limiter = new KeyLimiter(d.ratePerMin);
+
+  const gate: MiddlewareHandler<ApiEnv> = async (c, next) => {
+    const started = performance.now();
+    const route = templateOf(c.req.path)?.template ?? '(other)';
+    const key = keyOf(digests, c.req.header('authorization'));
+    if (key === undefined) {
+      d.onRequest?.({ key: '(none)', route, status: 401 });
+      return unauthorized();
+    }
+    c.set('key', key);
+    const wait = limiter.take(key.name);
+    if (wait > 0) c.res = problemResponse(plain(429, `over ${d.ratePerMin} requests a minute for key ${key.name}`), { 'retry-after': String(wait) });
+    else if (c.req.method === 'POST' && hasBody(c) && !isJson(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/json'));
+    else await next();
+    const status = c.res.status;
+    d.onRequest?.({ key: key.name, route, status });
+    d.logger.info({ key: key.name, method: c.req.method, route, status, ms: Math.round(performance.now() - started) }, 'api request');
+    return undefined;
+  };
+  // '/v1/*' matches '/v1' too: one gate for every path of the API.
+  api.use('/v1/*', gate);
+  api.on('POST', '/v1/*', limit);
+  declare(api, d, documentOf);
+  api.all('/v1/*', (c) => fallback(c));
+  api.onError((err, c) => {
+    if (err instanceof HTTPException && err.status === 400) return problemResponse(ours('malformed-body', 'the body is not valid JSON'));
+    d.logger.error({ err: err.message, route: templateOf(c.req.path)?.template ?? '(other)' }, 'api: request failed');
+    return problemResponse(plain(503, 'the request could not be served now (Redis or the queue did not answer); try again'));
+  });
+  return api;
+}
+
+const limit: MiddlewareHandler<ApiEnv> = bodyLimit({ maxSize: MAX_API_BODY_BYTES, onError: () => problemResponse(ours('body-too-large', `the body is over ${MAX_API_BODY_BYTES} bytes`)) });
+
+function hasBody(c: Context): boolean {
+  const length = c.req.header('content-length');
+  return (length !== undefined && length !== '0') || c.req.header('transfer-encoding') !== undefined;
+}
+
+function fallback(c: Context<ApiEnv>): Response {
+  const t = templateOf(c.req.path);
+  if (t !== undefined && !t.methods.includes(c.req.method)) return problemResponse(plain(405, `${c.req.method} is not served at ${t.template}`), { allow: t.methods.join(', ') });
+  return problemResponse(plain(404, 'no such route (the routes: GET /v1/openapi.json)'));
+}
+
+/** The routes and, given deps, their handlers. */
+function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: () => unknown): void {
+  const need = (): ApiDeps => {
+    if (d === undefined) throw new Error('the API was built for its document only');
+    return d;
+  };
+  const idempotency = d === undefined ? undefined : new IdempotencyStore(d.redis, d.prefix);
+  /** The tenant if this key may see it. */
+  const visible = (c: Context<ApiEnv>, id: string): TenantConfig | undefined => (maySee(c.get('key'), id) ? need().tenant(id) : undefined);
+
+  /** Runs `answer` once per Idempotency-Key (idempotency.ts); `body` is the validated body. */
+  const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>): Promise<Response> => {
+    const header = c.req.header('idempotency-key');
+    if (header === undefined || idempotency === undefined) return answer();
+    if (!IDEMPOTENCY_KEY.test(header)) return problemResponse(ours('invalid-idempotency-key', 'Idempotency-Key: 1-255 printable ASCII characters', [{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]));
+    const claim = await idempotency.claim(tenant, c.get('key').name, header, `${c.req.method} ${c.req.path} ${JSON.stringify(body ?? null)}`);
+    if (claim.kind === 'reused') return problemResponse(ours('idempotency-key-reused', 'this Idempotency-Key was used for another request (method, path or body) in the last 24 h'));
+    if (claim.kind === 'in_flight') return problemResponse(ours('idempotency-key-in-flight', 'a request with this Idempotency-Key is under way; retry once it has answered'));
+    if (claim.kind === 'replay') {
+      const { status, body: text, location } = claim.answer;
+      return new Response(text, { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'idempotent-replayed': 'true', ...(location ? { location } : {}) } });
+    }
+    try {
+      const res = await answer();
+      if (res.status >= 200 && res.status < 300) {
+        const location = res.headers.get('location');
+        await claim.finish({ status: res.status, body: await res.clone().text(), ...(location ? { location } : {}) });
+      } else await claim.abandon();
+      return res;
+    } catch (err) {
+      await claim.abandon().catch(() => undefined);
+      throw err;
+    }
+  };
+
+  const requested = async (tenant: string, mode: SyncMode, since?: string): Promise<Response> => {
+    const q = need().syncQueue;
+    const { jobId, requestedAt } = await requestSync(q, tenant, mode, { trigger: 'api', ...(since !== undefined ? { since } : {}) });
+    if (jobId === undefined) throw new Error('the queue gave the run no job id');
+    const job = await q.getJob(jobId);
+    const runId = `run-${jobId}`;
+    const link = `/v1/tenants/${tenant}/runs/${runId}`;
+    // Joined: the job the queue answered with was asked for by another request (a job already gone ran this one).
+    const deduplicated = job !== undefined && (job.data as { requestedAt?: number }).requestedAt !== requestedAt;
+    return ok(202, { runId, jobId, tenantId: tenant, mode, requestedAt: isoOf(requestedAt), deduplicated, links: { run: link } }, { location: link });
+  };
+
+  api.openapi(ROUTES.openapi, async () => ok(200, documentOf()));
+
+  api.openapi(ROUTES.listTenants, async (c) => {
+    const key = c.get('key');
+    const tenants = need().tenants().filter((t) => maySee(key, t.id));
+    const connections = new Map((await connectionStates(need().redis, need().prefix, tenants)).map((r) => [r.tenant, r]));
+    return ok(200, { items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id)))) });
+  });
+
+  api.openapi(ROUTES.requestRun, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    if (!visible(c, tenantId)) return unknownTenant();
+    return send(await once(c, tenantId, body, () => requested(tenantId, body.mode, body.since)));
+  });
+
+  api.openapi(ROUTES.listRuns, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const { limit: n } = c.req.valid('query');
+    if (!visible(c, tenantId)) return unknownTenant();
+    return ok(200, { items: (await need().stores.runs.recent(tenantId, n)).map(runSummaryOf) });
+  });
+
+  api.openapi(ROUTES.getRun, async (c) => {
+    const { tenantId, runId } = c.req.valid('param');
+    if (!visible(c, tenantId)) return unknownTenant();
+    const run = await runView(need(), tenantId, runId);
+    return run === undefined ? fail(plain(404, `no run ${runId} of ${tenantId}`)) : ok(200, run);
+  });
+
+  api.openapi(ROUTES.listDeadLetters, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const { entity, limit: n, cursor } = c.req.valid('query');
+    if (!visible(c, tenantId)) return unknownTenant();
+    const before = cursor === undefined ? undefined : decodeCursor(cursor, (m) => DeadLetterStore.isCursor(m));
+    if (cursor !== undefined && before === undefined) {
+      return fail(ours('invalid-query', 'the query did not validate', [{ in: 'query', path: ['cursor'], message: 'not a cursor this API gave (pass `next` of a page as it is)' }]));
+    }
+    const page = await need().stores.deadLetters.page(tenantId, { limit: n, ...(entity ? { entity } : {}), ...(before ? { before } : {}) });
+    return ok(200, { items: page.entries.map(deadLetterOf), next: page.next === undefined ? null : encodeCursor(page.next) });
+  });
+
+  api.openapi(ROUTES.replayDeadLetters, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    if (!visible(c, tenantId)) return unknownTenant();
+    return send(await once(c, tenantId, null, () => requested(tenantId, 'replay')));
+  });
+
+  api.openapi(ROUTES.createConnectLink, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const tenant = visible(c, tenantId);
+    if (!tenant) return unknownTenant();
+    const connect = need().connect;
+    if (connect === undefined) return fail(ours('connect-links-off', 'connect links need PUBLIC_URL and PLATFORM_TOKEN_KEY (and this server: WEBHOOK_PORT)'));
+    if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return fail(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`));
+    const ttl = parseDuration(body.expires ?? '7d');
+    if (ttl === undefined || ttl <= 0 || ttl > MAX_LINK_MS) return fail(ours('invalid-request', 'the body did not validate', [{ in: 'body', path: ['expires'], message: 'a duration up to 30d, such as 2h or 7d' }]));
+    return send(
+      await once(c, tenantId, body, async () => {
+        const made = connect.link(tenantId, ttl);
+        return ok(201, { tenantId, url: made.url, expiresAt: isoOf(made.expiresAt), redirectUri: connect.redirectUri });
+      }),
+    );
+  });
+}
+
+async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined): Promise<z.infer<typeof tenantSchema>> {
+  const { stores } = d;
+  const [cursors, deadLetters, pendingInvoices, holder, last, delivery] = await Promise.all([
+    Promise.all(ENTITIES.map(async (e) => [e, (await stores.cursors.get(t.id, e))?.highWater ?? null] as const)),
+    stores.deadLetters.counts(t.id),
+    stores.pending.count(t.id),
+    stores.runLock.holder(t.id),
+    stores.runs.last(t.id),
+    d.lastDelivery?.(t.id),
+  ]);
+  const cursor = Object.fromEntries(cursors.map(([e, c]) => [e, c === null ? null : { updatedAt: c.updatedAt, id: c.id }]));
+  return {
+    id: t.id,
+    platform: t.platform.kind,
+    connection: connection === undefined ? null : connectionOf(connection),
+    running: holder !== undefined,
+    lastRun: last === undefined ? null : runSummaryOf(last),
+    cursors: cursor as z.infer<typeof tenantSchema>['cursors'],
+    deadLetters,
+    pendingInvoices,
+    lastWebhook: delivery ?? null,
+  };
+}
+
+/** A run from the history, else (not started yet) from its job: `run-<jobId>`. */
+async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.infer<typeof runSchema> | undefined> {
+  const run = await d.stores.runs.get(tenant, runId);
+  if (run !== undefined) {
+    const page = await d.stores.deadLetters.page(tenant, { from: run.startedAt, limit: 500, ...(run.finishedAt !== undefined ? { until: run.finishedAt } : {}) });
+    const made = page.entries.filter((e) => e.runId === runId);
+    return runOf(tenant, run, { items: made.slice(0, RUN_DEAD_LETTERS), more: made.length > RUN_DEAD_LETTERS || page.next !== undefined });
+  }
+  const jobId = /^run-(.+)$/.exec(runId)?.[1];
+  const job = jobId === undefined ? undefined : await d.syncQueue.getJob(jobId);
+  const data = job?.data as { tenantId?: string; mode?: SyncMode; trigger?: string; requestedAt?: number } | undefined;
+  if (job === undefined || data?.tenantId !== tenant || data.mode === undefined) return undefined;
+  const state = await job.getState();
+  const started = state === 'active' ? 'running' : state === 'delayed' ? 'delayed' : state === 'waiting' || state === 'prioritized' || state === 'waiting-children' ? 'queued' : state === 'failed' ? 'finished' : undefined;
+  if (started === undefined) return undefined;
+  const empty = Object.fromEntries(ENTITIES.map((e) => [e, {}])) as z.infer<typeof runSchema>['counts']['byEntity'];
+  return {
+    runId,
+    tenantId: tenant,
+    mode: data.mode,
+    trigger: data.trigger ?? null,
+    state: started,
+    outcome: state === 'failed' ? 'failed' : null,
+    requestedAt: data.requestedAt === undefined ? null : isoOf(data.requestedAt),
+    startedAt: null,
+    finishedAt: null,
+    phase: null,
+    durationMs: null,
+    counts: { total: {}, byEntity: empty },
+    errors: state === 'failed' && job.failedReason ? [job.failedReason] : [],
+    errorsOmitted: 0,
+    deadLetters: { items: [], more: false },
+  };
+}
+
+/** The OpenAPI 3.1 document of the API, generated from the routes (no Redis, no keys). */
+export function openApiDocument(): Record<string, unknown> {
+  return apiApp(undefined, () => new Response(null, { status: 401 })).getOpenAPI31Document(DOCUMENT_CONFIG) as unknown as Record<string, unknown>;
+}

@@ -1,0 +1,74 @@
+/**
+ * `Idempotency-Key` on the API's POSTs (the IETF httpapi idempotency-key draft): the first answer to a key is kept
+ * for 24 h and a retry with the same key gets it again (status, body, Location), whatever happened meanwhile.
+ *
+ *   no answer kept for (key name, tenant, Idempotency-Key)   SET NX of a marker (60 s): this request runs; its 2xx
+ *                                                            answer replaces the marker (24 h), anything else
+ *                                                            deletes it (a retry may then run)
+ *   the marker of a request under way                        409 idempotency-key-in-flight
+ *   an answer kept, for the same method, path and body       that answer again, `Idempotent-Replayed: true`
+ *   an answer kept, for another request                      422 idempotency-key-reused
+ *
+ * The key is scoped by the API key's name and the tenant (the key's owner, a Cluster hash tag): two callers' keys
+ * never meet. A crash while a request runs leaves the marker for at most its 60 s.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { tenantKey } from '../redis/keys.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+export const IN_FLIGHT_TTL_MS = 60_000;
+/** What the header may hold: printable ASCII, 1-255 characters. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+const keptSchema = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('running'), fingerprint: z.string() }),
+  z.object({ state: z.literal('done'), fingerprint: z.string(), status: z.number().int(), body: z.string(), location: z.string().optional() }),
+]);
+
+export interface KeptAnswer {
+  status: number;
+  body: string;
+  location?: string;
+}
+
+export type Claim = { kind: 'run'; finish(answer: KeptAnswer): Promise<void>; abandon(): Promise<void> } | { kind: 'replay'; answer: KeptAnswer } | { kind: 'in_flight' } | { kind: 'reused' };
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+export class IdempotencyStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  key(tenant: string, keyName: string, idempotencyKey: string): string {
+    return tenantKey(this.prefix, tenant, ['api', 'idempotency'], keyName, sha256(idempotencyKey));
+  }
+
+  /** What to do with a request: `fingerprint` names it (method, path, body). */
+  async claim(tenant: string, keyName: string, idempotencyKey: string, fingerprint: string): Promise<Claim> {
+    const k = this.key(tenant, keyName, idempotencyKey);
+    const fp = sha256(fingerprint);
+    // Twice at most: a kept answer that expires between the SET and the GET is claimed on the second pass.
+    for (let pass = 0; pass < 2; pass += 1) {
+      if ((await this.redis.set(k, JSON.stringify({ state: 'running', fingerprint: fp }), 'PX', IN_FLIGHT_TTL_MS, 'NX')) === 'OK') {
+        return {
+          kind: 'run',
+          finish: async (answer) => void (await this.redis.set(k, JSON.stringify({ state: 'done', fingerprint: fp, ...answer }), 'PX', IDEMPOTENCY_TTL_MS)),
+          abandon: async () => void (await this.redis.del(k)),
+        };
+      }
+      const raw = await this.redis.get(k);
+      if (raw === null) continue;
+      const kept = keptSchema.safeParse(JSON.parse(raw));
+      if (!kept.success) throw new Error(`idempotency: ${k} holds no kept answer`);
+      if (kept.data.fingerprint !== fp) return { kind: 'reused' };
+      if (kept.data.state === 'running') return { kind: 'in_flight' };
+      const { status, body, location } = kept.data;
+      return { kind: 'replay', answer: { status, body, ...(location !== undefined ? { location } : {}) } };
+    }
+    return { kind: 'in_flight' };
+  }
+}

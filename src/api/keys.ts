@@ -1,0 +1,46 @@
+/**
+ * Who calls: the API key of `Authorization: Bearer <key>` among API_KEYS (src/config/api-keys.ts), compared in
+ * constant time (digests of equal length, every key compared whatever matched), and how often: a fixed window of a
+ * minute per key name (per process), like the webhook and connect limits.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ApiKey } from '../config/api-keys.js';
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** The key `authorization` carries, or undefined (no Bearer token, or none of ours). */
+export function keyOf(keys: readonly { key: ApiKey; digest: Buffer }[], authorization: string | undefined): ApiKey | undefined {
+  const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '')?.[1];
+  // Without a token the digest of '' is compared all the same: the answer costs what a wrong key's does.
+  const digest = sha256(bearer ?? '');
+  let found: ApiKey | undefined;
+  for (const k of keys) if (timingSafeEqual(digest, k.digest) && bearer !== undefined) found = k.key;
+  return found;
+}
+
+/** The keys with their digests, computed once. */
+export function digestKeys(keys: readonly ApiKey[]): { key: ApiKey; digest: Buffer }[] {
+  return keys.map((key) => ({ key, digest: sha256(key.key.reveal()) }));
+}
+
+/** Whether the key may see `tenant` (a key limited to some tenants sees no other: answered as unknown). */
+export function maySee(key: ApiKey, tenant: string): boolean {
+  return key.tenants === undefined || key.tenants.has(tenant);
+}
+
+/** Requests per key name in the current minute (per process). */
+export class KeyLimiter {
+  readonly #windows = new Map<string, { start: number; count: number }>();
+  constructor(private readonly perMin: number) {}
+  /** 0 when allowed, else the seconds until the window ends. */
+  take(name: string, now = Date.now()): number {
+    const w = this.#windows.get(name);
+    if (!w || now - w.start >= 60_000) {
+      this.#windows.set(name, { start: now, count: 1 });
+      return 0;
+    }
+    if (w.count >= this.perMin) return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+    w.count += 1;
+    return 0;
+  }
+}

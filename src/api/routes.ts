@@ -1,0 +1,142 @@
+/**
+ * The routes of the control API, as data: path, method, parameters, body and every answer (the OpenAPI document is
+ * generated from these). Handlers are in api.ts.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import {
+  connectLinkRequestSchema,
+  connectLinkSchema,
+  deadLetterPageSchema,
+  deadLettersQuery,
+  idempotencyHeaders,
+  problemSchema,
+  runListSchema,
+  runParams,
+  runRequestedSchema,
+  runRequestSchema,
+  runSchema,
+  runsQuery,
+  tenantListSchema,
+  tenantParams,
+} from './schemas.js';
+import { PROBLEM_TYPE } from './problem.js';
+
+const problem = (description: string) => ({ description, content: { [PROBLEM_TYPE]: { schema: problemSchema } } });
+const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const security = [{ apiKey: [] }];
+
+/** Every route answers these. */
+const always = {
+  401: problem('no valid API key: the public server\'s one answer to every unauthenticated request'),
+  429: problem('over API_RATE_PER_MIN requests of this key in a minute; Retry-After says when to try again'),
+  503: problem('Redis or the queue did not answer: try again'),
+};
+const ofTenant = { ...always, 400: problem('a path or query parameter did not validate (`errors`)'), 404: problem('no such tenant, or one this key may not see (the same answer)') };
+const posted = {
+  ...ofTenant,
+  400: problem('a parameter, the Idempotency-Key or the JSON did not validate'),
+  409: problem('a request with this Idempotency-Key is under way'),
+  413: problem('the body is over 64 KiB'),
+  415: problem('the body is not JSON'),
+  422: problem('the body did not validate (`errors`), or the Idempotency-Key was used for another request'),
+};
+const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+export const ROUTES = {
+  listTenants: createRoute({
+    method: 'get',
+    path: '/v1/tenants',
+    operationId: 'listTenants',
+    summary: 'Every tenant (of this key) with its platform, connection, last run, cursors, dead letters and pending invoices',
+    security,
+    responses: { 200: json(tenantListSchema, 'the tenants'), ...always },
+  }),
+  requestRun: createRoute({
+    method: 'post',
+    path: '/v1/tenants/{tenantId}/runs',
+    operationId: 'requestRun',
+    summary: 'Requests a run (one queued run per tenant and mode: a repeat joins it)',
+    security,
+    request: { params: tenantParams, headers: idempotencyHeaders, body: jsonBody(runRequestSchema) },
+    responses: {
+      202: { ...json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)'), headers: { Location: { schema: { type: 'string' } } } },
+      ...posted,
+    },
+  }),
+  listRuns: createRoute({
+    method: 'get',
+    path: '/v1/tenants/{tenantId}/runs',
+    operationId: 'listRuns',
+    summary: 'The run history, newest first',
+    security,
+    request: { params: tenantParams, query: runsQuery },
+    responses: { 200: json(runListSchema, 'the last runs'), ...ofTenant },
+  }),
+  getRun: createRoute({
+    method: 'get',
+    path: '/v1/tenants/{tenantId}/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'One run: state, outcome, timings, counts by entity and outcome, the dead letters it made (a run not started yet: its job)',
+    security,
+    request: { params: runParams },
+    responses: { 200: json(runSchema, 'the run'), ...ofTenant, 404: problem('no such tenant (or not one of this key), or no such run') },
+  }),
+  listDeadLetters: createRoute({
+    method: 'get',
+    path: '/v1/tenants/{tenantId}/dead-letters',
+    operationId: 'listDeadLetters',
+    summary: 'Dead letters, newest first, a page at a time',
+    security,
+    request: { params: tenantParams, query: deadLettersQuery },
+    responses: { 200: json(deadLetterPageSchema, 'a page; `next` is the cursor of the following one'), ...ofTenant },
+  }),
+  replayDeadLetters: createRoute({
+    method: 'post',
+    path: '/v1/tenants/{tenantId}/dead-letters/replay',
+    operationId: 'replayDeadLetters',
+    summary: 'Requests a replay run: every dead letter kept with its record is pushed again',
+    security,
+    request: { params: tenantParams, headers: idempotencyHeaders },
+    responses: {
+      202: { ...json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)'), headers: { Location: { schema: { type: 'string' } } } },
+      ...posted,
+    },
+  }),
+  createConnectLink: createRoute({
+    method: 'post',
+    path: '/v1/tenants/{tenantId}/connect-links',
+    operationId: 'createConnectLink',
+    summary: "A connect link for the customer to connect the tenant's Xero organisation or QuickBooks company",
+    security,
+    request: { params: tenantParams, headers: idempotencyHeaders, body: jsonBody(connectLinkRequestSchema) },
+    responses: {
+      201: json(connectLinkSchema, 'the link (send it to the customer)'),
+      ...posted,
+      409: problem('the tenant is not a Xero or QuickBooks one, or a request with this Idempotency-Key is under way'),
+      501: problem('connect links are off: PUBLIC_URL and PLATFORM_TOKEN_KEY are not both set'),
+    },
+  }),
+  openapi: createRoute({
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'openapi',
+    summary: 'This document',
+    security,
+    responses: { 200: json(z.record(z.string(), z.unknown()), 'the OpenAPI 3.1 document'), ...always },
+  }),
+} as const;
+
+/** The route templates (OpenAPI style) and their methods, for the 404/405 answers, logs and metrics. */
+export const TEMPLATES: readonly { template: string; pattern: RegExp; methods: readonly string[] }[] = (() => {
+  const by = new Map<string, Set<string>>();
+  for (const r of Object.values(ROUTES)) by.set(r.path, (by.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+  return [...by].map(([template, methods]) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+    methods: [...methods],
+  }));
+})();
+
+export function templateOf(path: string): { template: string; methods: readonly string[] } | undefined {
+  return TEMPLATES.find((t) => t.pattern.test(path));
+}

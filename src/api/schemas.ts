@@ -1,0 +1,161 @@
+/**
+ * The control API's schemas: what the routes validate and answer, and what the OpenAPI document says (generated
+ * from these, never written by hand). Times are ISO 8601 strings in UTC, ids strings, counts objects.
+ */
+import { z } from '@hono/zod-openapi';
+import { ENTITIES, RUN_MODES } from '../glossary.js';
+
+const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
+const tenantId = z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/).openapi({ example: 'acme' });
+const count = z.number().int().nonnegative();
+const perEntity = <T extends z.ZodType>(t: T) => z.object({ contacts: t, invoices: t, payments: t });
+
+export const problemSchema = z
+  .object({
+    type: z.string().openapi({ description: '`about:blank`, or `tag:collections-sync,2026:problem/<slug>` (docs/api.md)' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z
+      .array(z.object({ in: z.enum(['body', 'query', 'path', 'header']), path: z.array(z.union([z.string(), z.number().int()])), message: z.string() }))
+      .optional()
+      .openapi({ description: 'What did not validate (422, 400)' }),
+  })
+  .openapi('Problem', { description: 'RFC 9457 problem details' });
+
+/** The last outgoing event (webhook) of a tenant and how its delivery went. */
+export const lastDeliverySchema = z
+  .object({
+    eventId: z.string(),
+    type: z.enum(['run.finished', 'connection.changed']),
+    state: z.enum(['delivered', 'retrying', 'failed']),
+    attempts: z.number().int().nonnegative(),
+    statusCode: z.number().int().optional(),
+    error: z.string().optional(),
+    at: iso,
+  })
+  .openapi('LastDelivery');
+export type LastDelivery = z.infer<typeof lastDeliverySchema>;
+
+export const runStateSchema = z.enum(['queued', 'delayed', 'running', 'finished']).openapi({ description: 'queued or delayed: not started yet (the job waits); running; finished (see outcome)' });
+export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed', 'waiting']).openapi({ description: 'partial: some records dead-lettered; waiting: the platform is not connected yet' });
+
+export const runSummarySchema = z
+  .object({
+    runId: z.string().openapi({ example: 'run-42' }),
+    mode: z.enum(RUN_MODES),
+    trigger: z.string().nullable(),
+    state: runStateSchema,
+    outcome: runOutcomeSchema.nullable(),
+    requestedAt: iso.nullable(),
+    startedAt: iso.nullable(),
+    finishedAt: iso.nullable(),
+  })
+  .openapi('RunSummary');
+
+export const deadLetterSchema = z
+  .object({
+    key: z.string().openapi({ example: 'contacts:id:C-17' }),
+    entity: z.enum(ENTITIES),
+    platformId: z.string().optional(),
+    place: z.string().optional().openapi({ description: 'where a record without an id was found (file:line, page)' }),
+    reason: z.string(),
+    code: z.string(),
+    detail: z.unknown().optional().openapi({ description: "the service's 422 detail, when it refused the record" }),
+    runId: z.string(),
+    attempts: count,
+    firstAt: iso,
+    at: iso,
+    replayable: z.boolean().openapi({ description: 'kept with its record: a replay pushes it again (else the source needs fixing)' }),
+  })
+  .openapi('DeadLetter');
+
+const countsSchema = z.record(z.string(), z.number().int());
+
+export const runSchema = runSummarySchema
+  .extend({
+    tenantId,
+    phase: z.string().nullable(),
+    durationMs: z.number().int().nonnegative().nullable(),
+    counts: z.object({ total: countsSchema, byEntity: perEntity(countsSchema) }).openapi({ description: 'records by outcome (created, updated, skipped, deadLettered, ...), in all and per entity' }),
+    errors: z.array(z.string()),
+    errorsOmitted: count,
+    deadLetters: z.object({ items: z.array(deadLetterSchema), more: z.boolean() }).openapi({ description: 'the dead letters this run made that are still there (at most 100)' }),
+  })
+  .openapi('Run');
+
+export const connectionSchema = z
+  .object({
+    state: z.enum(['connected', 'awaiting_connection', 'needs_reconnect']),
+    connection: z.string().optional().openapi({ description: 'the Xero organisation or QuickBooks realm' }),
+    name: z.string().optional(),
+    via: z.enum(['link', 'tenants file']).optional(),
+    connectedAt: iso.optional(),
+    refreshedAt: iso.optional(),
+    refreshTokenAgeDays: count.optional(),
+    ageing: z.boolean().optional(),
+    reason: z.string().optional(),
+  })
+  .openapi('Connection');
+
+const cursorSchema = z.object({ updatedAt: z.string(), id: z.string() }).nullable();
+
+export const tenantSchema = z
+  .object({
+    id: tenantId,
+    platform: z.enum(['file', 'memory', 'xero', 'quickbooks']),
+    connection: connectionSchema.nullable().openapi({ description: 'Xero and QuickBooks tenants only' }),
+    running: z.boolean().openapi({ description: 'a run holds the tenant now' }),
+    lastRun: runSummarySchema.nullable(),
+    cursors: perEntity(cursorSchema).openapi({ description: 'where the next incremental run reads from (null: it reads everything)' }),
+    deadLetters: z.object({ total: count, byEntity: perEntity(count) }),
+    pendingInvoices: count.openapi({ description: 'invoices waiting for their contact' }),
+    lastWebhook: lastDeliverySchema.nullable().openapi({ description: 'the last outgoing event and its delivery (null: none)' }),
+  })
+  .openapi('Tenant');
+
+export const tenantListSchema = z.object({ items: z.array(tenantSchema) }).openapi('TenantList');
+export const runListSchema = z.object({ items: z.array(runSummarySchema) }).openapi('RunList');
+export const deadLetterPageSchema = z
+  .object({ items: z.array(deadLetterSchema), next: z.string().nullable().openapi({ description: 'pass as `cursor` for the next (older) page; null: the last page' }) })
+  .openapi('DeadLetterPage');
+
+export const runRequestSchema = z
+  .strictObject({
+    mode: z.enum(['incremental', 'full', 'reconcile']),
+    since: z.iso.date().optional().openapi({ description: 'with mode full: only records updated on or after this date (YYYY-MM-DD)', example: '2026-01-01' }),
+  })
+  .refine((b) => b.since === undefined || b.mode === 'full', { message: 'since goes with mode full only', path: ['since'] })
+  .openapi('RunRequest');
+
+export const runRequestedSchema = z
+  .object({
+    runId: z.string(),
+    jobId: z.string(),
+    tenantId,
+    mode: z.enum(RUN_MODES),
+    requestedAt: iso,
+    deduplicated: z.boolean().openapi({ description: 'true: a run of this mode was already queued and this request joined it' }),
+    links: z.object({ run: z.string().openapi({ example: '/v1/tenants/acme/runs/run-42' }) }),
+  })
+  .openapi('RunRequested');
+
+export const connectLinkRequestSchema = z
+  .strictObject({ expires: z.string().regex(/^(\d+(ms|s|m|h|d))+$/).optional().openapi({ description: 'how long the link works (default 7d, at most 30d)', example: '7d' }) })
+  .openapi('ConnectLinkRequest');
+
+export const connectLinkSchema = z
+  .object({ tenantId, url: z.url(), expiresAt: iso, redirectUri: z.url().openapi({ description: "register it as the platform app's redirect URI" }) })
+  .openapi('ConnectLink');
+
+export const tenantParams = z.object({ tenantId: z.string().openapi({ param: { name: 'tenantId', in: 'path' }, example: 'acme' }) });
+export const runParams = tenantParams.extend({ runId: z.string().openapi({ param: { name: 'runId', in: 'path' }, example: 'run-42' }) });
+export const runsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ param: { name: 'limit', in: 'query' }, example: 20 }) });
+export const deadLettersQuery = z.object({
+  entity: z.enum(ENTITIES).optional().openapi({ param: { name: 'entity', in: 'query' } }),
+  limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  cursor: z.string().max(8192).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
+});
+export const idempotencyHeaders = z.object({
+  'idempotency-key': z.string().max(255).optional().openapi({ param: { name: 'idempotency-key', in: 'header' }, description: 'a retry with the same key gets the first answer again (24 h)' }),
+});

@@ -1,0 +1,301 @@
+/**
+ * The control API end to end (issue 31), over real HTTP on 127.0.0.1 against the worker's public server (a rig with
+ * WEBHOOK_PORT, API_KEYS, PUBLIC_URL and PLATFORM_TOKEN_KEY): every route with and without a key, a key limited to
+ * some tenants, validation, idempotency, a run requested over HTTP that lands records, dead letters page by page and
+ * their replay, connect links. Every answer is checked against the generated OpenAPI document (test/helpers/openapi.ts).
+ */
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/api/index.js';
+import { IdempotencyStore } from '../../src/api/idempotency.js';
+import { requestSync } from '../../src/queues/index.js';
+import { waitForRun } from '../../src/state/index.js';
+import { ApiClient, validateDocument, type Answer } from '../helpers/openapi.js';
+import { freePort, useTestRedis } from '../helpers/redis.js';
+import { startRig, type Rig } from '../helpers/rig.js';
+import { TOKEN_KEY } from '../platforms/xero/harness.js';
+
+const FULL = 'full-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const BETA_ONLY = 'beta-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const T = '2026-11-02T08:15:00Z';
+const contact = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify({ id, updatedAt: T, name: `Company ${id}`, ...extra });
+const invoice = (id: string, contactId: string) => JSON.stringify({ id, contactId, updatedAt: T, status: 'AUTHORISED', number: `N-${id}`, date: '2026-10-01', dueDate: '2026-10-31', total: 100 });
+const BAD = 5;
+
+type Problem = { type: string; title: string; status: number; detail: string; errors?: { in: string; path: (string | number)[]; message: string }[] };
+type Requested = { runId: string; jobId: string; tenantId: string; mode: string; requestedAt: string; deduplicated: boolean; links: { run: string } };
+type Run = { runId: string; state: string; outcome: string | null; counts: { total: Record<string, number>; byEntity: Record<string, Record<string, number>> }; deadLetters: { items: { runId: string }[]; more: boolean } };
+type Page = { items: { key: string; entity: string; runId: string; replayable: boolean }[]; next: string | null };
+
+describe('the control API', () => {
+  const redis = useTestRedis();
+  let rig: Rig;
+  let api: ApiClient;
+  let base: string;
+  let publicUrl: string;
+  let folder: string;
+  const doc = openApiDocument();
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'cs-api-'));
+    const rows = [contact('C1'), contact('C2'), ...Array.from({ length: BAD }, (_, i) => JSON.stringify({ id: `BAD${i + 1}`, updatedAt: T }))];
+    await writeFile(join(folder, 'contacts.ndjson'), rows.join('\n') + '\n');
+    await writeFile(join(folder, 'invoices.ndjson'), [invoice('I1', 'C1'), invoice('I2', 'C2')].join('\n') + '\n');
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [
+        { id: 'acme', platform: { kind: 'file', path: folder } },
+        { id: 'beta', platform: { kind: 'memory', name: 'beta' } },
+        { id: 'kiwi', platform: { kind: 'xero', clientId: 'XEROCLIENT', clientSecret: 'xero-secret' } },
+      ],
+      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', PUBLIC_URL: publicUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY, API_KEYS: `full:${FULL}\nbeta-only:${BETA_ONLY}:beta` },
+    });
+    base = publicUrl;
+    api = new ApiClient(doc, base);
+  });
+  afterAll(async () => {
+    await rig?.close();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  /** An answer without the headers that differ between any two answers. */
+  const shape = (a: Answer) => ({ status: a.status, text: a.text, headers: Object.fromEntries([...a.headers].filter(([k]) => k !== 'date')) });
+
+  it('serves a valid OpenAPI 3.1 document, the one committed in docs/openapi.json', async () => {
+    expect(await validateDocument(doc)).toEqual({ valid: true });
+    expect(JSON.parse(await readFile(new URL('../../docs/openapi.json', import.meta.url), 'utf8'))).toEqual(doc);
+    const served = await api.call('GET', '/v1/openapi.json', { key: FULL });
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual(doc);
+  });
+
+  it('answers every route without a key, or with a wrong one, with the public server\'s one 401 (a problem)', async () => {
+    const one = shape(await api.call('POST', '/webhooks/nowhere', { raw: '{}' }));
+    expect(one.status).toBe(401);
+    expect(JSON.parse(one.text)).toEqual({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'unauthorized' });
+    expect(one.headers['content-type']).toBe('application/problem+json');
+    expect(one.headers['connection']).toBe('close');
+    const calls: [string, string, unknown?][] = [
+      ['GET', '/v1/openapi.json'],
+      ['GET', '/v1/tenants'],
+      ['POST', '/v1/tenants/acme/runs', { mode: 'full' }],
+      ['POST', '/v1/tenants/nobody/runs', { mode: 'full' }],
+      ['POST', '/v1/tenants/acme/runs', { mode: 'bad' }],
+      ['GET', '/v1/tenants/acme/runs?limit=3'],
+      ['GET', '/v1/tenants/acme/runs/run-1'],
+      ['GET', '/v1/tenants/acme/dead-letters?limit=2'],
+      ['POST', '/v1/tenants/acme/dead-letters/replay'],
+      ['POST', '/v1/tenants/kiwi/connect-links', {}],
+      ['GET', '/v1/nothing-here'],
+      ['DELETE', '/v1/tenants'],
+      ['GET', '/v1'],
+    ];
+    for (const [method, path, body] of calls) {
+      for (const key of [undefined, 'wrong-key-0123456789abcdefghijklmnopqrstuvwxyz', `${FULL}x`]) {
+        const got = await api.call(method, path, { ...(key !== undefined ? { key } : {}), ...(body !== undefined ? { body } : {}) });
+        expect(shape(got), `${method} ${path} ${key ?? '(no key)'}`).toEqual(one);
+      }
+    }
+    expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed', 'active')).toEqual({ waiting: 0, delayed: 0, active: 0 });
+  });
+
+  it('lists the tenants a key may see, with what status shows', async () => {
+    const all = await api.call<{ items: { id: string; platform: string; connection: { state: string } | null; lastRun: unknown; lastWebhook: unknown; deadLetters: { total: number } }[] }>('GET', '/v1/tenants', { key: FULL });
+    expect(all.status).toBe(200);
+    expect(all.body.items.map((t) => t.id)).toEqual(['acme', 'beta', 'kiwi']);
+    const kiwi = all.body.items.find((t) => t.id === 'kiwi')!;
+    expect(kiwi.connection?.state).toBe('awaiting_connection');
+    expect(all.body.items.find((t) => t.id === 'acme')!.connection).toBeNull();
+    for (const t of all.body.items) expect(t.lastWebhook).toBeNull();
+    const limited = await api.call<{ items: { id: string }[] }>('GET', '/v1/tenants', { key: BETA_ONLY });
+    expect(limited.body.items.map((t) => t.id)).toEqual(['beta']);
+  });
+
+  it('answers 404 for an unknown tenant only after authentication, and alike for a tenant the key may not see', async () => {
+    const unknown = await api.call<Problem>('GET', '/v1/tenants/nobody/runs', { key: FULL });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toBe('application/problem+json');
+    for (const [method, path, body] of [
+      ['GET', '/v1/tenants/acme/runs'],
+      ['GET', '/v1/tenants/acme/runs/run-1'],
+      ['POST', '/v1/tenants/acme/runs', { mode: 'incremental' }],
+      ['GET', '/v1/tenants/acme/dead-letters'],
+      ['POST', '/v1/tenants/acme/dead-letters/replay'],
+      ['POST', '/v1/tenants/kiwi/connect-links', {}],
+    ] as [string, string, unknown?][]) {
+      const hidden = await api.call('GET' === method ? method : method, path, { key: BETA_ONLY, ...(body !== undefined ? { body } : {}) });
+      const none = await api.call(method, path.replace(/\/(acme|kiwi)\//, '/nobody/'), { key: FULL, ...(body !== undefined ? { body } : {}) });
+      expect(shape(hidden), `${method} ${path}`).toEqual(shape(none));
+      expect(hidden.status).toBe(404);
+    }
+    expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed', 'active')).toEqual({ waiting: 0, delayed: 0, active: 0 });
+  });
+
+  it('refuses a bad body with 422 and its zod issues, a body not JSON with 415 or 400, a bad query with 400', async () => {
+    const missing = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: {} });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors?.map((e) => `${e.in} ${e.path.join('.')}`)).toEqual(['body mode']);
+    const wrong = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'sideways', since: '2026-13-01', extra: 1 } });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.errors?.map((e) => e.path.join('.')).sort()).toEqual(['', 'mode', 'since'].sort());
+    const sinceAlone = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'incremental', since: '2026-01-01' } });
+    expect(sinceAlone.status).toBe(422);
+    expect(sinceAlone.body.errors?.[0]?.path).toEqual(['since']);
+    expect((await api.call('POST', '/v1/tenants/acme/runs', { key: FULL, raw: 'mode=full', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    const malformed = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, raw: '{"mode":', headers: { 'content-type': 'application/json' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.type).toBe('tag:collections-sync,2026:problem/malformed-body');
+    const big = await api.call('POST', '/v1/tenants/acme/runs', { key: FULL, raw: JSON.stringify({ mode: 'full', pad: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } });
+    expect(big.status).toBe(413);
+    const query = await api.call<Problem>('GET', '/v1/tenants/acme/runs?limit=0', { key: FULL });
+    expect(query.status).toBe(400);
+    expect(query.body.errors?.[0]).toMatchObject({ in: 'query', path: ['limit'] });
+    expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed', 'active')).toEqual({ waiting: 0, delayed: 0, active: 0 });
+  });
+
+  it('answers 404 to an unknown path and 405 to another method, once authenticated', async () => {
+    const nothing = await api.call<Problem>('GET', '/v1/nothing-here', { key: FULL });
+    expect(nothing.status).toBe(404);
+    const method = await api.call<Problem>('DELETE', '/v1/tenants', { key: FULL });
+    expect(method.status).toBe(405);
+    expect(method.headers.get('allow')).toBe('GET');
+    expect((await api.call('PUT', '/v1/tenants/acme/runs', { key: FULL, body: {} })).headers.get('allow')).toBe('POST, GET');
+  });
+
+  it('runs a requested run: it lands the records, then shows as finished with its counts and dead letters', async () => {
+    const asked = await api.call<Requested>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'full' } });
+    expect(asked.status).toBe(202);
+    expect(asked.body).toMatchObject({ tenantId: 'acme', mode: 'full', deduplicated: false, runId: `run-${asked.body.jobId}` });
+    expect(asked.headers.get('location')).toBe(asked.body.links.run);
+    const finished = await waitForRun(rig.app.stores.runs, 'acme', { mode: 'full', requestedAt: Date.parse(asked.body.requestedAt), timeoutMs: 60_000 });
+    expect(finished.runId).toBe(asked.body.runId);
+    expect(finished.trigger).toBe('api');
+    const data = rig.sim.data('client-acme');
+    expect(data.contacts.map((c) => c.extPlatformId).sort()).toEqual(['C1', 'C2']);
+    expect(data.invoices).toHaveLength(2);
+    const run = await api.call<Run>('GET', asked.body.links.run, { key: FULL });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({ runId: asked.body.runId, state: 'finished', outcome: 'partial' });
+    expect(run.body.counts.byEntity['contacts']?.['created']).toBe(2);
+    expect(run.body.counts.byEntity['invoices']?.['created']).toBe(2);
+    expect(run.body.deadLetters.items).toHaveLength(BAD);
+    expect(run.body.deadLetters.items.every((d) => d.runId === asked.body.runId)).toBe(true);
+    const list = await api.call<{ items: { runId: string }[] }>('GET', '/v1/tenants/acme/runs?limit=5', { key: FULL });
+    expect(list.body.items[0]?.runId).toBe(asked.body.runId);
+    const tenants = await api.call<{ items: { id: string; lastRun: { runId: string; outcome: string } | null; deadLetters: { total: number } }[] }>('GET', '/v1/tenants', { key: FULL });
+    const acme = tenants.body.items.find((t) => t.id === 'acme')!;
+    expect(acme.lastRun).toMatchObject({ runId: asked.body.runId, outcome: 'partial' });
+    expect(acme.deadLetters.total).toBe(BAD);
+    expect((await api.call('GET', '/v1/tenants/acme/runs/run-nope', { key: FULL })).status).toBe(404);
+  });
+
+  it('answers for a run not started yet from its job (delayed), not 404', async () => {
+    const { jobId } = await requestSync(rig.app.queues.sync, 'beta', 'reconcile', { trigger: 'test', delayMs: 600_000 });
+    try {
+      const run = await api.call<Run>('GET', `/v1/tenants/beta/runs/run-${jobId ?? ''}`, { key: FULL });
+      expect(run.status).toBe(200);
+      expect(run.body).toMatchObject({ runId: `run-${jobId ?? ''}`, state: 'delayed', outcome: null });
+      // Not another tenant's.
+      expect((await api.call('GET', `/v1/tenants/acme/runs/run-${jobId ?? ''}`, { key: FULL })).status).toBe(404);
+    } finally {
+      await rig.app.queues.sync.remove(jobId ?? '');
+    }
+  });
+
+  it('gives the first answer again for a retried Idempotency-Key, 422 for the key on another body, 409 while one is under way', async () => {
+    const headers = { 'idempotency-key': 'order-7781-reconcile' };
+    const first = await api.call<Requested>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'reconcile' }, headers });
+    expect(first.status).toBe(202);
+    await waitForRun(rig.app.stores.runs, 'beta', { mode: 'reconcile', requestedAt: Date.parse(first.body.requestedAt), timeoutMs: 60_000 });
+    const again = await api.call<Requested>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'reconcile' }, headers });
+    expect(again.status).toBe(202);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const other = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'full' }, headers });
+    expect(other.status).toBe(422);
+    expect(other.body.type).toBe('tag:collections-sync,2026:problem/idempotency-key-reused');
+    // Another key name's same Idempotency-Key is its own.
+    const theirs = await api.call<Requested>('POST', '/v1/tenants/beta/runs', { key: BETA_ONLY, body: { mode: 'full' }, headers });
+    expect(theirs.status).toBe(202);
+    await waitForRun(rig.app.stores.runs, 'beta', { mode: 'full', requestedAt: Date.parse(theirs.body.requestedAt), timeoutMs: 60_000 });
+    // A request under way holds its key (claimed here as the API claims it).
+    const store = new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX);
+    expect((await store.claim('beta', 'full', 'under-way-1', 'POST /v1/tenants/beta/runs {"mode":"incremental"}')).kind).toBe('run');
+    const busy = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'under-way-1' } });
+    expect(busy.status).toBe(409);
+    expect(busy.body.type).toBe('tag:collections-sync,2026:problem/idempotency-key-in-flight');
+    expect((await api.call('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'k'.repeat(300) } })).status).toBe(400);
+  });
+
+  it('pages the dead letters newest first with a cursor, by entity, and refuses a cursor it did not give', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Answer<Page> = await api.call<Page>('GET', `/v1/tenants/acme/dead-letters?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { key: FULL });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items.map((d) => d.key));
+      cursor = page.body.next;
+      pages += 1;
+    } while (cursor !== null && pages < 10);
+    expect(seen.sort()).toEqual(Array.from({ length: BAD }, (_, i) => `contacts:id:BAD${i + 1}`));
+    expect(pages).toBe(3);
+    const contacts = await api.call<Page>('GET', '/v1/tenants/acme/dead-letters?entity=contacts', { key: FULL });
+    expect(contacts.body.items).toHaveLength(BAD);
+    expect(contacts.body.next).toBeNull();
+    expect((await api.call<Page>('GET', '/v1/tenants/acme/dead-letters?entity=invoices', { key: FULL })).body.items).toEqual([]);
+    const bad = await api.call<Problem>('GET', '/v1/tenants/acme/dead-letters?cursor=bm90LWEtY3Vyc29y', { key: FULL });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors?.[0]?.path).toEqual(['cursor']);
+    expect((await api.call('GET', '/v1/tenants/acme/dead-letters?entity=widgets', { key: FULL })).status).toBe(400);
+  });
+
+  it('requests a replay of the dead letters (202), which runs', async () => {
+    const asked = await api.call<Requested>('POST', '/v1/tenants/acme/dead-letters/replay', { key: FULL });
+    expect(asked.status).toBe(202);
+    expect(asked.body.mode).toBe('replay');
+    const run = await waitForRun(rig.app.stores.runs, 'acme', { mode: 'replay', requestedAt: Date.parse(asked.body.requestedAt), timeoutMs: 60_000 });
+    expect(run.trigger).toBe('api');
+    const shown = await api.call<Run>('GET', asked.body.links.run, { key: FULL });
+    expect(shown.body.state).toBe('finished');
+  });
+
+  it('makes a connect link for a Xero tenant, and says why not for a file tenant or a bad expiry', async () => {
+    const made = await api.call<{ url: string; expiresAt: string; redirectUri: string; tenantId: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' } });
+    expect(made.status).toBe(201);
+    expect(made.body.url.startsWith(`${publicUrl}/connect/`)).toBe(true);
+    expect(made.body.redirectUri).toBe(`${publicUrl}/oauth/callback`);
+    expect(Date.parse(made.body.expiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+    const defaulted = await api.call<{ expiresAt: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL });
+    expect(defaulted.status).toBe(201);
+    expect(Date.parse(defaulted.body.expiresAt) - Date.now()).toBeGreaterThan(6 * 86_400_000);
+    const file = await api.call<Problem>('POST', '/v1/tenants/acme/connect-links', { key: FULL, body: {} });
+    expect(file.status).toBe(409);
+    expect(file.body.type).toBe('tag:collections-sync,2026:problem/not-connectable');
+    expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '90d' } })).status).toBe(422);
+    expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: 'soon' } })).status).toBe(422);
+  });
+
+  it('counts requests by key name and logs them without the key', async () => {
+    const text = await rig.metrics.registry.getSingleMetricAsString('collections_sync_api_requests_total');
+    expect(text).toContain('key="full",route="/v1/tenants",status="200"');
+    expect(text).toContain('key="(none)"');
+    const all = rig.logs.join('');
+    expect(all).not.toContain(FULL);
+    expect(all).not.toContain(BETA_ONLY);
+    const line = rig.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'api request' && l['route'] === '/v1/tenants/{tenantId}/runs');
+    expect(line).toBeDefined();
+    expect([typeof line?.['key'], typeof line?.['method'], typeof line?.['status'], typeof line?.['ms']]).toEqual(['string', 'string', 'number', 'number']);
+    expect(JSON.stringify(line)).not.toMatch(/authorization|bearer/i);
+  });
+
+  it('checked every answer against the document, every route among them', () => {
+    const operations = Object.entries(doc['paths'] as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    for (const op of operations) expect(api.checked.some((c) => c.startsWith(`${op} 2`)), op).toBe(true);
+  });
+});
