@@ -8,6 +8,7 @@ import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 
@@ -34,6 +35,7 @@ function connectOf(app: App): Connect | undefined {
     requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
     logger: app.logger.child({ part: 'connect' }),
     onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
+    onChanged: (c) => app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
   });
 }
 
