@@ -3,7 +3,7 @@
  * min(cap, base * 2^(n-1)), equal jitter), with NOTIFY_BACKOFF_MS and NOTIFY_BACKOFF_MAX_MS. BullMQ runs it (the
  * notify queue's worker takes it as its `backoffStrategy`, and notify jobs name it as their backoff type), so a
  * failed delivery waits as a delayed job and holds no slot. Defaults: 12 attempts, waits of about 1, 2, 4, ... 256
- * minutes, then 6 hours twice: the last attempt lands 15 to 21 hours after the first (decision 0152).
+ * minutes, then 6 hours twice: the last attempt comes 10 to 21 hours after the first (decision 0152).
  */
 import { backoffMs, type RetryPolicy } from '../retry.js';
 
