@@ -9,7 +9,7 @@
 import type { Secret } from '../src/config/secret.js';
 import type { Logger } from '../src/logger.js';
 import { deliverEvent, type AttemptResult } from '../src/notify/index.js';
-import { defineProcessor, hopeless, type JobProcessor } from '../src/queues/index.js';
+import { defineProcessor, hopeless, reschedule, type JobProcessor } from '../src/queues/index.js';
 import type { DeliveryStore, LastDelivery } from '../src/state/index.js';
 
 export interface NotifyProcessorDeps {
@@ -18,6 +18,8 @@ export interface NotifyProcessorDeps {
   deliveries: DeliveryStore;
   timeoutMs: number;
   userAgent: string;
+  /** Aborted when the worker shuts down: an attempt under way ends, and the event waits for the next worker. */
+  shutdown: AbortSignal;
   logger: Logger;
   metrics?: { delivery(tenant: string, type: string, outcome: 'delivered' | 'retried' | 'failed', seconds: number): void };
 }
@@ -34,8 +36,10 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps): JobProcessor<N
     const last = attempt.number >= (attempt.job.opts.attempts ?? 1);
     const target = deps.targetOf(tenant);
     const result: AttemptResult = target
-      ? await deliverEvent(event, target, { timeoutMs: deps.timeoutMs, userAgent: deps.userAgent })
+      ? await deliverEvent(event, target, { timeoutMs: deps.timeoutMs, userAgent: deps.userAgent, signal: deps.shutdown })
       : { ok: false, error: 'no receiver configured any more (notify.url or RUN_WEBHOOK_URL)', ms: 0 };
+    // Cut short by a shutdown: not the receiver's failure; the attempt is made again later, none used.
+    if (!result.ok && deps.shutdown.aborted) throw reschedule(1_000, 'shutdown');
     const state: LastDelivery['state'] = result.ok ? 'delivered' : last || !target ? 'failed' : 'retrying';
     await deps.deliveries.record(tenant, {
       eventId: event.id,

@@ -86,6 +86,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         },
         deliveries: app.stores.deliveries,
         timeoutMs: env.NOTIFY_TIMEOUT_MS,
+        shutdown,
         userAgent: `collections-sync/${packageVersion()}`,
         logger,
         ...(metrics

@@ -31,6 +31,8 @@ export interface AttemptResult {
 
 export interface DeliverOptions {
   timeoutMs: number;
+  /** Ends the attempt at once (the worker shuts down): it fails with the abort's reason. */
+  signal?: AbortSignal;
   userAgent: string;
   dispatcher?: Dispatcher;
   now?: () => number;
@@ -54,7 +56,7 @@ export async function deliverEvent(event: NotifyEvent, target: NotifyTarget, o: 
       body,
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
-      signal: AbortSignal.timeout(o.timeoutMs),
+      signal: o.signal ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), o.signal]) : AbortSignal.timeout(o.timeoutMs),
       ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
     });
     // The answer's body is not read: dropped (bounded by the same timeout), so the connection can be reused.

@@ -29,9 +29,10 @@ export interface Slot {
 /**
  * Queues whose jobs may stall many times without harm: a job killed with its worker is picked up again once its lock
  * lapses (JOB_LOCK_MS). A sync run resumes from its checkpoint with idempotent writes; a campaign re-run never
- * sends a request twice (it is `unknown` instead).
+ * sends a request twice (it is `unknown` instead); a run webhook is sent again under the same `webhook-id` (at least
+ * once: receivers dedupe on it), never given up because its workers died.
  */
-const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls']);
+const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls', 'notify']);
 
 export class QueueWorkers {
   readonly slots: Slot[] = [];

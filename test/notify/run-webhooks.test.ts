@@ -5,6 +5,7 @@
  * never a sync's; job data and logs hold neither the secret nor the address.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { runFinishedEvent } from '../../src/notify/index.js';
 import { JOBS } from '../../src/queues/index.js';
 import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
@@ -157,5 +158,31 @@ describe('run webhooks', () => {
     const [got] = await receiver.waitFor(1);
     expect(got!.valid).toBe(true);
     expect(got!.verified).toMatchObject({ type: 'run.finished', data: { tenantId: 'fleet' } });
+  });
+});
+
+describe('run webhooks: one event per run', () => {
+  const redis = useTestRedis();
+  let rig: Rig | undefined;
+  afterEach(async () => {
+    await rig?.close();
+    rig = undefined;
+  });
+
+  it('a run recorded as finished twice (a crash before its job completed) queues one delivery', async () => {
+    const secret = newSecret();
+    // No worker: the queue is read as it is.
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [{ id: 'acme', platform: { kind: 'memory', name: `twice-${Math.random()}` }, extra: { notify: { url: 'https://hooks.example.com/runs', secret } } }],
+      worker: false,
+    });
+    const run = { tenantId: 'acme', runId: 'run-9', mode: 'full' as const, trigger: 'test', outcome: 'succeeded' as const, counts: {}, errors: [], startedAt: Date.now() - 1_000 };
+    await rig.app.notify.emit(runFinishedEvent({ ...run, finishedAt: Date.now() }));
+    await rig.app.notify.emit(runFinishedEvent({ ...run, finishedAt: Date.now() + 1_000, outcome: 'partial' }));
+    const jobs = await rig.app.queues.notify.getJobs(['waiting', 'delayed']);
+    expect(jobs).toHaveLength(1);
+    expect((jobs[0]!.data as { data: { outcome: string } }).data.outcome).toBe('succeeded');
+    expect(jobs[0]!.opts.attempts).toBe(12);
   });
 });
