@@ -69,7 +69,13 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
           ...(connect ? { connect: { link: (tenant, ttlMs) => connect.link(tenant, ttlMs), redirectUri: connect.redirectUri } } : {}),
-          ...(o.lastDelivery ? { lastDelivery: o.lastDelivery } : {}),
+          // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
+          lastDelivery:
+            o.lastDelivery ??
+            (async (id) => {
+              const d = await app.stores.deliveries.last(id);
+              return d === undefined ? undefined : { ...d, at: new Date(d.at).toISOString() };
+            }),
           logger: logger.child({ part: 'api' }),
           onRequest: (e) => metrics?.apiRequests.inc({ key: e.key, route: e.route, status: String(e.status) }),
         },

@@ -186,3 +186,43 @@ describe('run webhooks: one event per run', () => {
     expect(jobs[0]!.opts.attempts).toBe(12);
   });
 });
+
+describe('run webhooks in the control API', () => {
+  const redis = useTestRedis();
+  let rig: Rig | undefined;
+  let receiver: Receiver | undefined;
+  afterEach(async () => {
+    await receiver?.close();
+    await rig?.close();
+  });
+
+  it("GET /v1/tenants shows a tenant's last delivery as lastWebhook", async () => {
+    const secret = newSecret();
+    const key = 'notify-test-key-0123456789abcdefghijklmnop';
+    receiver = await startReceiver(secret);
+    rig = await startRig({
+      redisUrl: redis.url,
+      tenants: [
+        { id: 'acme', platform: { kind: 'memory', name: `api-${Math.random()}` }, extra: { notify: { url: receiver.url, secret } } },
+        { id: 'quiet', platform: { kind: 'memory', name: `api-quiet-${Math.random()}` } },
+      ],
+      env: { API_KEYS: `ops:${key}` },
+      worker: { webhookPort: 'random', webhookHost: '127.0.0.1' },
+    });
+    await rig.sync('acme', 'full');
+    const [got] = await receiver.waitFor(1);
+    const last = await until(() => rig!.app.stores.deliveries.last('acme'), (d) => d?.state === 'delivered');
+    const res = await fetch(`http://127.0.0.1:${rig.worker!.webhooks!.port}/v1/tenants`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { items: { id: string; lastWebhook: unknown }[] };
+    expect(body.items.find((t) => t.id === 'acme')?.lastWebhook).toEqual({
+      eventId: got!.headers['webhook-id'],
+      type: 'run.finished',
+      state: 'delivered',
+      attempts: 1,
+      statusCode: 204,
+      at: new Date(last!.at).toISOString(),
+    });
+    expect(body.items.find((t) => t.id === 'quiet')?.lastWebhook).toBeNull();
+  });
+});
