@@ -4,7 +4,9 @@
  * mended in the tenants file signs the retries. After every attempt the tenant's last delivery is recorded
  * (`delivered`, `retrying`, or `failed` after the last attempt) and counted; a failed attempt throws, and BullMQ
  * waits the notify back-off (src/notify/backoff.ts) as a delayed job before the next. The event's id is the
- * `webhook-id` of every attempt. Nothing here is on a sync's path: the notify queue has slots of its own.
+ * `webhook-id` of every attempt. Nothing here is on a sync's path: the notify queue has slots of its own. One
+ * attempt at a time per tenant (the tenant's delivery lock; another event of the tenant waits, delayed, using no
+ * attempt): a receiver that never answers holds one notify slot, and other tenants' events go on (decision 0154).
  */
 import type { Secret } from '../src/config/secret.js';
 import type { Logger } from '../src/logger.js';
@@ -20,6 +22,8 @@ export interface NotifyProcessorDeps {
   userAgent: string;
   /** Aborted when the worker shuts down: an attempt under way ends, and the event waits for the next worker. */
   shutdown: AbortSignal;
+  /** TTL of the tenant's delivery lock (kept alive while the attempt runs; a dead worker's lapses after it). */
+  lockTtlMs: number;
   logger: Logger;
   metrics?: { delivery(tenant: string, type: string, outcome: 'delivered' | 'retried' | 'failed', seconds: number): void };
 }
@@ -62,5 +66,5 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps): JobProcessor<N
     }
     deps.logger.info(log, 'run webhook attempt failed; retrying with back-off');
     throw new Error(`run webhook ${event.id}: ${result.error ?? 'failed'}`);
-  });
+  }, { lock: (event, job, token) => deps.deliveries.lock(event.data.tenantId, `${job.id ?? 'x'}.${token ?? 'x'}`, deps.lockTtlMs) });
 }

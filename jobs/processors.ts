@@ -87,6 +87,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         deliveries: app.stores.deliveries,
         timeoutMs: env.NOTIFY_TIMEOUT_MS,
         shutdown,
+        lockTtlMs: env.JOB_LOCK_MS,
         userAgent: `collections-sync/${packageVersion()}`,
         logger,
         ...(metrics

@@ -3,10 +3,12 @@
  * JSON record, written by the notify job after every attempt (so it says `retrying` between attempts, and
  * `delivered` or `failed` at the end). The control API (`GET /v1/tenants`) and `status` read it. It holds the
  * event's id and type, never its address or secret. Attempts of two events may interleave: the record is the last
- * attempt made, whichever event it was.
+ * attempt made, whichever event it was. Beside it, `notify:<t>:lock` while an attempt is under way: one delivery at a
+ * time per tenant, so a receiver that never answers holds one notify slot, not every one (decision 0154).
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { RedisLock } from '../redis/lock.js';
 import { stateKey } from './keys.js';
 import { parseJson } from './stored.js';
 
@@ -41,6 +43,11 @@ export class DeliveryStore {
 
   async record(tenant: string, delivery: LastDelivery): Promise<void> {
     await this.redis.set(stateKey(this.prefix, 'deliveries', tenant), JSON.stringify(delivery));
+  }
+
+  /** The tenant's delivery lock for `owner` (nothing is written until `acquire`). */
+  lock(tenant: string, owner: string, ttlMs: number): RedisLock {
+    return new RedisLock(this.redis, stateKey(this.prefix, 'deliveries', tenant, 'lock'), ttlMs, owner);
   }
 
   keysOf(tenant: string): string[] {

@@ -121,6 +121,37 @@ describe('run webhooks', () => {
     expect(await rig.app.queues.notify.getJobCounts('active', 'waiting')).toEqual({ active: 1, waiting: 1 });
   });
 
+  it("one tenant's receiver that never answers holds one notify slot: another tenant's events are delivered meanwhile", async () => {
+    const secret = newSecret();
+    receiver = await startReceiver(secret, () => 'hang');
+    const fine = await startReceiver(secret);
+    try {
+      rig = await startRig({
+        redisUrl: redis.url,
+        tenants: [
+          { id: 'stuck', platform: { kind: 'memory', name: `stuck-${Math.random()}` }, extra: { notify: { url: receiver.url, secret } } },
+          { id: 'fine', platform: { kind: 'memory', name: `fine-${Math.random()}` }, extra: { notify: { url: fine.url, secret } } },
+        ],
+        // Two notify slots: without the per-tenant lock, the stuck tenant's two events would take both.
+        env: { ...FAST, NOTIFY_TIMEOUT_MS: '60000', NOTIFY_CONCURRENCY: '2' },
+      });
+      await rig.sync('stuck', 'full');
+      await rig.sync('stuck', 'incremental');
+      await receiver.waitFor(1);
+      await rig.sync('fine', 'full');
+      const [got] = await fine.waitFor(1, 10_000);
+      expect(got!.valid).toBe(true);
+      // The stuck tenant's second event waits its turn (delayed, no attempt used); its first is still held.
+      expect(receiver.held()).toBe(1);
+      expect(receiver.received).toHaveLength(1);
+      const waiting = (await rig.app.queues.notify.getJobs(['delayed', 'waiting'])).filter((j) => (j.data as { data: { tenantId: string } }).data.tenantId === 'stuck');
+      expect(waiting).toHaveLength(1);
+      expect(waiting[0]!.attemptsMade).toBe(0);
+    } finally {
+      await fine.close();
+    }
+  });
+
   it('keeps the secret and the address out of job data and logs', async () => {
     const { rig, receiver, secret } = await start((n) => (n === 1 ? 500 : 'ok'), { query: '?key=address-secret-part', logLevel: 'debug' });
     await rig.sync('acme', 'full');
