@@ -104,6 +104,11 @@ export default tseslint.config(
     ['**/jobs/**', '**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/**', '**/sync/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/ops/**', '**/app.js', '**/worker.js', 'undici'],
     'the control API authenticates, validates and calls the producers and stores the CLI calls; it runs no sync, reads no platform and sends nothing',
   ),
+  rooms(
+    ['src/notify/**'],
+    ['**/jobs/**', '**/queues/**', '**/state/**', '**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/**', '**/calls/**', '**/sync/**', '**/connect/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', 'bullmq', 'ioredis'],
+    'notify makes events, signs and sends one attempt; queueing is src/queues, the job jobs/notify.ts, the record src/state',
+  ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
   // src/ never imports jobs/ (a rule of its own, so it holds beside every room's): processors depend on src/,

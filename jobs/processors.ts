@@ -7,11 +7,13 @@ import type { Processor } from 'bullmq';
 import type { App } from '../src/app.js';
 import { CampaignStore } from '../src/calls/index.js';
 import type { Env } from '../src/config/env.js';
-import { authUrlOf } from '../src/config/tenants.js';
+import { authUrlOf, notifyTargetOf } from '../src/config/tenants.js';
 import type { TenantConfig } from '../src/config/tenants.js';
 import { byJobName, type QUEUES } from '../src/queues/index.js';
+import { packageVersion } from '../src/version.js';
 import { createCallsProcessor } from './calls/processor.js';
 import { createHousekeepingProcessor } from './housekeeping.js';
+import { createNotifyProcessor } from './notify.js';
 import { createRefreshTokenProcessor } from './refresh-token.js';
 import { createTickProcessor } from './schedule-tick.js';
 import { createSyncProcessor, type SyncProcessorDeps } from './sync/processor.js';
@@ -62,6 +64,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         adapterFor: (t) => app.adapterFor(t),
         settings: syncSettingsOf(env),
         shutdown,
+        notify: app.notify,
         ...(metrics
           ? {
               metrics: {
@@ -75,6 +78,29 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
           : {}),
       }),
     schedule: () => createScheduleProcessor(app),
+    notify: () =>
+      createNotifyProcessor({
+        targetOf: (id) => {
+          const t = app.tenant(id);
+          return t ? notifyTargetOf(env, t) : undefined;
+        },
+        deliveries: app.stores.deliveries,
+        timeoutMs: env.NOTIFY_TIMEOUT_MS,
+        shutdown,
+        lockTtlMs: env.JOB_LOCK_MS,
+        userAgent: `collections-sync/${packageVersion()}`,
+        logger,
+        ...(metrics
+          ? {
+              metrics: {
+                delivery: (tenant, type, outcome, seconds) => {
+                  metrics.notifyDeliveries.inc({ tenant, type, outcome });
+                  metrics.notifyDeliverySeconds.observe({ type }, seconds);
+                },
+              },
+            }
+          : {}),
+      }),
     refreshToken: () =>
       createRefreshTokenProcessor({
         refresher: app.auth.refresher,

@@ -15,13 +15,14 @@ import { QUEUES } from './queues/names.js';
 import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
 import { CursorStore } from './state/cursors.js';
 import { DeadLetterStore } from './state/dead-letters.js';
+import { DeliveryStore } from './state/deliveries.js';
 import type { StateStores } from './state/index.js';
 import { PendingStore } from './state/pending.js';
 import { TenantRunLock } from './state/run-lock.js';
 import { RunStore } from './state/runs.js';
 
 /** The state stores a read-only command reads: the same classes createStateStores builds. */
-export type ReadStores = Pick<StateStores, 'cursors' | 'runs' | 'deadLetters' | 'pending' | 'runLock'>;
+export type ReadStores = Pick<StateStores, 'cursors' | 'runs' | 'deadLetters' | 'pending' | 'runLock' | 'deliveries'>;
 
 export interface StateApp {
   readonly env: Env;
@@ -51,6 +52,7 @@ export async function openStateApp(options: { env: Env; tenants: TenantsFile }):
       deadLetters: new DeadLetterStore(redis, env.KEY_PREFIX),
       pending: new PendingStore(redis, env.KEY_PREFIX),
       runLock: new TenantRunLock(redis, env.KEY_PREFIX),
+      deliveries: new DeliveryStore(redis, env.KEY_PREFIX),
     },
     tenants: () => [...byId.values()],
     tenant: (id) => byId.get(id),

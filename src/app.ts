@@ -9,15 +9,16 @@ import type { Redis } from 'ioredis';
 import { createAuth, type Auth, type AuthMetrics, type RefresherHooks } from './auth/index.js';
 import { CollectionsClient, type RequestEvent } from './collections/index.js';
 import type { Env } from './config/env.js';
-import { checkTenantsNeeds, type TenantConfig, type TenantsFile } from './config/tenants.js';
+import { checkTenantsNeeds, notifyTargetOf, type TenantConfig, type TenantsFile } from './config/tenants.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
 import { connectionStates } from './connect/status.js';
+import { connectionChangedEvent, type EventSink } from './notify/events.js';
 import { createAdapter } from './platforms/index.js';
 import { TokenCipher } from './platforms/oauth/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
-import { closeQueues, createQueues, refreshJobs, type Queues } from './queues/index.js';
+import { closeQueues, createQueues, notifyJobs, refreshJobs, type Queues } from './queues/index.js';
 import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
 import { isConnectionError, RedisOutageLog } from './redis/outage.js';
 import { TenantFlags } from './state/flags.js';
@@ -52,6 +53,8 @@ export interface App {
   readonly outage: RedisOutageLog;
   /** Call webhook events as received, bounded (src/webhooks). */
   readonly webhookEvents: WebhookEvents;
+  /** Run webhooks: enqueues an event's delivery when its tenant has a receiver (docs/run-webhooks.md); never throws. */
+  readonly notify: EventSink;
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
   /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
@@ -142,6 +145,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       }
     : undefined;
 
+  const notify = notifyJobs(queues.notify, {
+    attempts: env.NOTIFY_ATTEMPTS,
+    wanted: (id) => {
+      const t = byId.get(id);
+      return t !== undefined && notifyTargetOf(env, t) !== undefined;
+    },
+    logger,
+  });
+
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
   metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()]));
 
@@ -157,6 +169,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     metrics,
     outage,
     webhookEvents,
+    notify,
     tenant: (id) => byId.get(id),
     tenants: () => [...byId.values()],
     setTenants(file) {
@@ -199,6 +212,13 @@ export async function createApp(options: AppOptions): Promise<App> {
         prefix: env.KEY_PREFIX,
         tenantId: tenant.id,
         ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
+        // The platform refused the grant (the chain is marked revoked, once, by the process that saw it).
+        authHooks: {
+          onRevoked: (r) => {
+            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
+          },
+        },
       });
       adapters.set(tenant.id, { config: tenant, adapter });
       return adapter;

@@ -33,6 +33,7 @@ export const GLOSSARY: readonly { readonly word: string; readonly meaning: strin
   { word: 'rotation', meaning: 'issuing a new service token for a client (the service then rejects all older ones)' },
   { word: 'lease', meaning: 'a request\'s short hold on the current token, taken from its process\'s lease pool; a rotation waits for leases' },
   { word: 'gate', meaning: 'closed by the refresher while it rotates a token; new requests wait at it' },
+  { word: 'run webhook', meaning: "an event the worker sends out (`run.finished`, `connection.changed`) to a tenant's receiver, signed per Standard Webhooks and retried with back-off; not the webhooks it receives (call outcomes, QuickBooks notifications)" },
 ];
 
 export const ENTITIES = ['contacts', 'invoices', 'payments'] as const;

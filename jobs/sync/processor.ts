@@ -9,10 +9,11 @@ import type { Job } from 'bullmq';
 import type { CollectionsClient } from '../../src/collections/client.js';
 import type { TenantConfig } from '../../src/config/tenants.js';
 import type { Logger } from '../../src/logger.js';
+import { runFinishedEvent, type EventSink } from '../../src/notify/index.js';
 import { PlatformError, PlatformNotConnectedError, PlatformRateLimitedError, type PlatformAdapter } from '../../src/platforms/types.js';
 import { defineProcessor, hopeless, reschedule, type JobAttempt, type JobProcessor, type SyncJobData } from '../../src/queues/index.js';
 import type { TenantFlags } from '../../src/state/flags.js';
-import type { StateStores } from '../../src/state/index.js';
+import type { RunFinish, StateStores } from '../../src/state/index.js';
 import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { RunContext, type SyncMetrics, type SyncSettings } from './context.js';
 import { runSync, type RunCheckpoint } from './pipeline.js';
@@ -34,6 +35,8 @@ export interface SyncProcessorDeps {
   /** Aborted when the worker shuts down: runs stop at a page boundary and are picked up again. */
   shutdown: AbortSignal;
   metrics?: SyncMetrics & { run(tenant: string, outcome: string, seconds: number): void };
+  /** Run webhooks: told of every run's end (any outcome) as a `run.finished` event; enqueues, never sends. */
+  notify?: EventSink;
 }
 
 export interface SyncResult {
@@ -61,12 +64,23 @@ interface OpenRun {
   started: number;
 }
 
+/**
+ * A run's end, recorded (runs.finish) and told (`run.finished`, after the record, so a receiver that reads the run
+ * finds it ended). The event's id is the run's: finished twice (a crash before the job completed), one event.
+ */
+async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish): Promise<void> {
+  await deps.stores.runs.finish(tenant, runId, finish);
+  await deps.notify?.emit(
+    runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, errors: finish.errors, startedAt, finishedAt: finish.finishedAt }),
+  );
+}
+
 async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobAttempt<SyncResult>): Promise<SyncResult> {
   const tenant = deps.tenant(data.tenantId);
   if (!tenant) throw hopeless(`unknown tenant "${data.tenantId}": not in the tenants file`);
   const run = await openRun(deps, tenant, data, attempt);
   attempt.onLastAttempt(async (err) => {
-    await failRun(deps, run, err);
+    await failRun(deps, data, run, err);
     return undefined;
   });
   run.log.info({ mode: data.mode, resumed: run.resume !== undefined }, 'sync run started');
@@ -80,18 +94,18 @@ async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobA
       },
     });
   } catch (err) {
-    if (err instanceof PlatformNotConnectedError) return waitRun(deps, run, err);
+    if (err instanceof PlatformNotConnectedError) return waitRun(deps, data, run, err);
     throw await outcomeOf(deps, run, err, attempt);
   }
-  return finishRun(deps, run);
+  return finishRun(deps, data, run);
 }
 
 /**
  * The tenant's platform is not connected yet: the run ends `waiting` ("waiting for connection" in `status`), the
  * job completes (no retry: a connect link binding the tenant requests its first run), the checkpoint is dropped.
  */
-async function waitRun(deps: SyncProcessorDeps, { ctx, log, started }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
-  await deps.stores.runs.finish(ctx.tenant, ctx.runId, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] });
+async function waitRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] });
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'waiting', (Date.now() - started) / 1000);
   log.info({ reason: err.message }, 'sync run waiting for connection');
@@ -121,7 +135,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   } catch (err) {
     const message = `the run could not start: ${err instanceof Error ? err.message : String(err)}`;
     log.error({ err: message }, 'sync run failed');
-    await runs.finish(tenant.id, runId, { outcome: 'failed', finishedAt: Date.now(), counts: {}, errors: [message] });
+    await endRun(deps, data, tenant.id, runId, existing?.startedAt ?? started, { outcome: 'failed', finishedAt: Date.now(), counts: {}, errors: [message] });
     deps.metrics?.run(tenant.id, 'failed', (Date.now() - started) / 1000);
     throw hopeless(message, err);
   }
@@ -172,17 +186,17 @@ async function outcomeOf(deps: SyncProcessorDeps, { ctx, log }: OpenRun, err: un
 }
 
 /** The job gives up: the run is recorded as failed and its checkpoint dropped (the next run starts afresh). */
-async function failRun(deps: SyncProcessorDeps, { ctx, started }: OpenRun, err: unknown): Promise<void> {
+async function failRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, started }: OpenRun, err: unknown): Promise<void> {
   const message = err instanceof Error ? err.message : String(err);
-  await deps.stores.runs.finish(ctx.tenant, ctx.runId, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors: [...ctx.errors, message] });
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors: [...ctx.errors, message] });
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'failed', (Date.now() - started) / 1000);
 }
 
 /** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad. */
-async function finishRun(deps: SyncProcessorDeps, { ctx, log, started }: OpenRun): Promise<SyncResult> {
+async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started }: OpenRun): Promise<SyncResult> {
   const outcome = ctx.counted('deadLettered') + ctx.counted('badRecords') > 0 ? 'partial' : 'succeeded';
-  await deps.stores.runs.finish(ctx.tenant, ctx.runId, {
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, {
     outcome,
     finishedAt: Date.now(),
     counts: ctx.counts,

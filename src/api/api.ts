@@ -62,7 +62,7 @@ export interface ApiDeps {
   tenants(): readonly TenantConfig[];
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
   connect?: { link(tenant: string, ttlMs: number): { url: string; expiresAt: number }; redirectUri: string };
-  /** The tenant's last outgoing event and its delivery (src/webhooks' delivery store); absent: `lastWebhook` is null. */
+  /** The tenant's last outgoing event and its delivery (the run webhooks' store, src/state/deliveries.ts); absent: `lastWebhook` is null. */
   lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
   logger: Logger;
   /** Counts an answer: key name (`(none)` before authentication), route template, status. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 import { parseApiKeys } from './api-keys.js';
+import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 import { parseClusterNodes } from './redis-target.js';
 import { readSecretFiles, secret, secretKeys } from './secret-files.js';
 
@@ -164,6 +165,32 @@ export const envSchema = z.object({
   SERVER_REQUEST_TIMEOUT_MS: int(10_000, 100, 300_000),
   SERVER_HEADERS_TIMEOUT_MS: int(5_000, 100, 300_000),
   SERVER_MAX_CONNECTIONS: int(1_000, 1, 100_000),
+  /**
+   * Where every tenant without its own `notify.url` gets its run webhooks (`run.finished`, `connection.changed`,
+   * docs/run-webhooks.md): https://, or http:// to this machine only. Unset: only tenants with their own get them.
+   */
+  RUN_WEBHOOK_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)')
+    .optional(),
+  /** The signing secret of RUN_WEBHOOK_URL's webhooks: `whsec_` and base64, as Standard Webhooks libraries take it. */
+  RUN_WEBHOOK_SECRET: secret(z.string().refine(isWebhookSecret, WEBHOOK_SECRET_RULE).optional()),
+  /** Webhook deliveries one worker process makes at once (the notify queue's own slots: a slow receiver holds only these). */
+  NOTIFY_CONCURRENCY: int(8, 1, 256),
+  /** One delivery attempt's bound (connect, answer and body); a receiver slower than this is retried. */
+  NOTIFY_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** Delivery attempts of one event before it is given up (`failed`). */
+  NOTIFY_ATTEMPTS: int(12, 1, 50),
+  /** The wait after a failed attempt starts at this and doubles each retry (equal jitter), up to NOTIFY_BACKOFF_MAX_MS. */
+  NOTIFY_BACKOFF_MS: int(60_000, 1, 3_600_000),
+  NOTIFY_BACKOFF_MAX_MS: int(21_600_000, 1, 86_400_000),
+}).superRefine((env, ctx) => {
+  if (env.RUN_WEBHOOK_URL !== undefined && env.RUN_WEBHOOK_SECRET === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['RUN_WEBHOOK_URL'], message: 'is set without RUN_WEBHOOK_SECRET: run webhooks are always signed; set RUN_WEBHOOK_SECRET (or RUN_WEBHOOK_SECRET_FILE) too' });
+  }
+  if (env.NOTIFY_BACKOFF_MAX_MS < env.NOTIFY_BACKOFF_MS) {
+    ctx.addIssue({ code: 'custom', path: ['NOTIFY_BACKOFF_MAX_MS'], message: 'must be at least NOTIFY_BACKOFF_MS' });
+  }
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -8,6 +8,7 @@ import { ConfigError, envSchema } from './env.js';
 import { formatIssues } from './issues.js';
 import { Secret } from './secret.js';
 import { readVariable } from './secret-files.js';
+import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 
 /** A tenant id: used in Redis keys and BullMQ job ids, so no colon and not a plain integer. */
 export const tenantIdSchema = z
@@ -158,6 +159,18 @@ const callsSchema = z.strictObject({
   webhookSecret: secret.refine((s) => s.reveal().length >= 16, 'at least 16 characters').optional(),
 });
 
+/**
+ * Where this tenant's run webhooks go (docs/run-webhooks.md), over RUN_WEBHOOK_URL: the address (https://, or http://
+ * to this machine only, as platform addresses) and the signing secret (`whsec_...`, give it as `"${VAR}"`).
+ */
+const notifySchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).refine((u) => u.startsWith('https://') || isLoopbackHost(new URL(u).hostname), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)'),
+  secret: z
+    .string()
+    .refine(isWebhookSecret, WEBHOOK_SECRET_RULE)
+    .transform((v) => new Secret(v)),
+});
+
 export const tenantSchema = z.strictObject({
   id: tenantIdSchema,
   collections: z.strictObject({
@@ -173,6 +186,7 @@ export const tenantSchema = z.strictObject({
   /** Requests in flight to the service for this tenant (overrides TENANT_INFLIGHT_LIMIT). */
   inFlightLimit: z.number().int().min(1).max(1024).optional(),
   calls: callsSchema.default({ defaultRegion: 'SA', requestSize: 50 }),
+  notify: notifySchema.optional(),
 });
 
 export const tenantsFileSchema = z.strictObject({ tenants: z.array(tenantSchema) });
@@ -367,6 +381,13 @@ export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process
     throw new ConfigError(`cannot read the tenants file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   return parseTenants(text, env, path);
+}
+
+/** Where a tenant's run webhooks go and what signs them: its own `notify`, else the fleet's, else none. */
+export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret } | undefined {
+  if (tenant.notify) return tenant.notify;
+  if (env.RUN_WEBHOOK_URL === undefined || env.RUN_WEBHOOK_SECRET === undefined) return undefined;
+  return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET) };
 }
 
 /** The authUrl of a tenant (its own or the environment's). */

@@ -42,11 +42,26 @@ export interface ConnectDeps {
   /** Requests the tenant's first full run once it is connected. */
   requestFullSync(tenant: string): Promise<void>;
   logger: Logger;
+  /**
+   * Told of each connection change this room makes (a link completed: connected; `connect revoke`: revoked), at
+   * `at` (epoch ms): the run webhooks' `connection.changed` (docs/run-webhooks.md). Must not throw.
+   */
+  onChanged?(change: ConnectionChange): Promise<void>;
   /** Counts what became of a callback (connected, refused: the platform's reason). */
   onOutcome?(tenant: string, outcome: 'connected' | 'refused' | 'picking'): void;
   now?: () => number;
   /** The token chain's settings (tests: short lock waits). */
   auth?: Partial<PlatformAuthSettings>;
+}
+
+/** A connection change this room made. */
+export interface ConnectionChange {
+  tenant: string;
+  platform: 'xero' | 'quickbooks';
+  state: 'connected' | 'revoked';
+  connection: string;
+  at: number;
+  reason?: string;
 }
 
 /** What a route answers: a redirect, a page, or the public server's one 401. */
@@ -189,8 +204,10 @@ export class Connect {
       return this.refused(tenant, 'taken', `${kind} ${connection} is already the connection of tenant ${other}`, undefined, 'This company is already connected to another account. Ask whoever sent you the link.');
     }
     await this.authFor(tenant, connection).connect(grant);
-    await this.bindings.set(tenant.id, { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), connectedAt: this.now() });
+    const connectedAt = this.now();
+    await this.bindings.set(tenant.id, { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), connectedAt });
     await this.d.requestFullSync(tenant.id);
+    await this.d.onChanged?.({ tenant: tenant.id, platform: kind, state: 'connected', connection, at: connectedAt });
     this.d.onOutcome?.(tenant.id, 'connected');
     this.d.logger.info({ tenant: tenant.id, platform: kind, connection }, 'connect: connected; the first full run is requested');
     return { kind: 'page', response: connectedPage(kind, name) };

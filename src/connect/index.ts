@@ -4,7 +4,7 @@
  * tokens only through the token chain (src/platforms/oauth: PlatformAuth.connect) and requests runs through the
  * producers; routes are mounted on the public server by src/webhooks/index.ts.
  */
-export { Connect, connectLink, CALLBACK_PATH, type ConnectDeps, type ConnectAnswer } from './connect.js';
+export { Connect, connectLink, CALLBACK_PATH, type ConnectDeps, type ConnectAnswer, type ConnectionChange } from './connect.js';
 export { mountConnectRoutes, type ConnectRoutesOptions } from './routes.js';
 export { Capabilities } from './capability.js';
 export { connectionStates, connectionOf, connectionsOf, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';

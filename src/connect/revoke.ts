@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
-import { Connect } from './connect.js';
+import { Connect, type ConnectionChange } from './connect.js';
 import { revokeQuickBooks, revokeXero, xeroConnections } from './flows.js';
 import { connectionOf } from './status.js';
 
@@ -20,7 +20,10 @@ export interface RevokeOutcome {
   chainDeleted: boolean;
 }
 
-export async function revokeConnection(d: { redis: Redis; prefix: string; tokenKey: string; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger }, tenantId: string): Promise<RevokeOutcome> {
+export async function revokeConnection(
+  d: { redis: Redis; prefix: string; tokenKey: string; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
+  tenantId: string,
+): Promise<RevokeOutcome> {
   const tenant = d.tenants.find((t) => t.id === tenantId);
   if (tenant === undefined) throw new Error(`no tenant "${tenantId}" in the tenants file`);
   const p = tenant.platform;
@@ -57,6 +60,7 @@ export async function revokeConnection(d: { redis: Redis; prefix: string; tokenK
   await auth.disconnect();
   await bindings.remove(tenantId);
   await connect.close();
+  await d.onChanged?.({ tenant: tenantId, platform: p.kind, state: 'revoked', connection, at: Date.now(), reason: `connect revoke; platform: ${told}` });
   d.logger.info({ tenant: tenantId, connection, platform: told }, 'connect: connection revoked and its token chain deleted');
   return { tenant: tenantId, connection, platform: told, chainDeleted: true };
 }

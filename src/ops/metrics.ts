@@ -60,6 +60,10 @@ export interface Metrics {
   connections: Gauge<'tenant' | 'state'>;
   /** Where the connection-state gauge reads the states at scrape time (the composition root sets it). */
   watchConnections(read: () => Promise<readonly ConnectionSample[]>): void;
+  /** Run-webhook delivery attempts by tenant, event type and outcome: delivered, retried (failed, retried later), failed (the last). */
+  notifyDeliveries: OutcomeCounter<'tenant' | 'type' | 'outcome'>;
+  /** How long run-webhook delivery attempts took, by event type. */
+  notifyDeliverySeconds: Histogram<'type'>;
   /** BullMQ workers this process replaced because they had stopped taking jobs (decision 46), by queue and reason. */
   workerReplacements: Counter<'queue' | 'reason'>;
   /**
@@ -258,6 +262,21 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       name: 'collections_sync_api_requests_total',
       help: 'Control API requests by key name ((none) before authentication), route template and status',
       labelNames: ['key', 'route', 'status'],
+      registers: r,
+    }),
+    notifyDeliveries: outcomeCounter(
+      new Counter({
+        name: 'collections_sync_notify_deliveries_total',
+        help: 'Run-webhook delivery attempts by tenant, event type and outcome (delivered, retried, failed: the last attempt failed)',
+        labelNames: ['tenant', 'type', 'outcome'],
+        registers: r,
+      }),
+    ),
+    notifyDeliverySeconds: new Histogram({
+      name: 'collections_sync_notify_delivery_duration_seconds',
+      help: 'Duration of run-webhook delivery attempts, by event type',
+      labelNames: ['type'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: r,
     }),
     webhookEvents: outcomeCounter(

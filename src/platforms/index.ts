@@ -10,6 +10,7 @@ import { MemoryAdapter, memoryPlatforms as processMemoryPlatforms, type MemoryPl
 import type { PlatformAdapter } from './types.js';
 import { BoundAdapter } from './bound-adapter.js';
 import { BindingStore } from './oauth/binding.js';
+import type { PlatformAuthHooks } from './oauth/oauth.js';
 import { QuickBooksAdapter, quickBooksAccess } from './quickbooks/index.js';
 import { XeroAdapter } from './xero/index.js';
 
@@ -32,6 +33,8 @@ export interface AdapterDeps {
   tokenKey?: string;
   /** Xero, QuickBooks: the tenant's id, under which a connect link keeps the organisation (realm) it bound. */
   tenantId?: string;
+  /** Xero, QuickBooks: told of the token chain's events (a grant the platform refused). */
+  authHooks?: PlatformAuthHooks;
 }
 
 /** The binding-reading adapter of a tenant whose tenants-file entry names no organisation (realm) yet. */
@@ -66,6 +69,7 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
         apiUrl: platform.apiUrl,
         tokenUrl: platform.tokenUrl,
         logger: deps.logger.child({ platform: 'xero' }),
+        ...(deps.authHooks ? { hooks: deps.authHooks } : {}),
       });
     }
     case 'quickbooks': {
@@ -82,7 +86,7 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
         prefix,
         realmId,
         apiUrl: platform.apiUrl,
-        access: (dispatcher) => quickBooksAccess({ ...platform, realmId }, { redis, prefix, tokenKey, dispatcher, logger }),
+        access: (dispatcher) => quickBooksAccess({ ...platform, realmId }, { redis, prefix, tokenKey, dispatcher, logger, ...(deps.authHooks ? { hooks: deps.authHooks } : {}) }),
         logger,
       });
     }

@@ -12,8 +12,8 @@ import { DEFAULT_JOB_OPTIONS } from './options.js';
 
 export { QUEUES, jobId, type QueueName } from './names.js';
 export { addJob, campaignJobId, JOBS } from './jobs.js';
-export type { CampaignJobData, JobData, JobInput, JobKey, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
-export { campaignMetaOf, enqueueCampaign, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, refreshJobs, requestSync } from './producers.js';
+export type { CampaignJobData, JobData, JobInput, JobKey, NotifyJobData, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
+export { campaignMetaOf, enqueueCampaign, enqueueNotify, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, notifyJobs, refreshJobs, requestSync } from './producers.js';
 export { jobOfRequest, workersOf, type JobRef, type JobView } from './job-watch.js';
 export { ensureHousekeepingSchedule, ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, HOUSEKEEPING_EVERY_MS, type WantedScheduler } from './schedulers.js';
 export { DEFAULT_JOB_OPTIONS, KEEP_COMPLETED, KEEP_FAILED, workerOptions } from './options.js';
@@ -38,6 +38,7 @@ export function createQueues(connection: ConnectionOptions, prefix: string, logg
     refreshToken: make(QUEUES.refreshToken),
     calls: make(QUEUES.calls),
     schedule: make(QUEUES.schedule),
+    notify: make(QUEUES.notify),
   };
 }
 

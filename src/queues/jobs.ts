@@ -12,6 +12,8 @@ import { callOverridesSchema, campaignIdSchema, overdueCriteriaSchema } from '..
 import { uuid } from '../collections/schemas.js';
 import { tenantIdSchema } from '../config/tenants.js';
 import { RUN_MODES } from '../glossary.js';
+import { NOTIFY_BACKOFF } from '../notify/backoff.js';
+import { notifyEventSchema } from '../notify/events.js';
 import { idOf, jobId, QUEUES, type IdPart } from './names.js';
 
 export const syncModeSchema = z.enum(RUN_MODES);
@@ -199,6 +201,18 @@ export const JOBS = {
     jobId: (d) => jobId('webhook', d.tenantId, createHash('sha256').update(d.eventId).digest('hex').slice(0, 32)),
     options: { attempts: 8, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { count: 1_000, age: 86_400 }, removeOnFail: { count: 1_000 } },
   }),
+  /**
+   * One run-webhook event to deliver (docs/run-webhooks.md). The data is the event (no address, no secret: the
+   * delivery reads both from the config in force); the job id is the event's id, so a repeated emit adds nothing.
+   * Attempts are NOTIFY_ATTEMPTS (the producer's), waits the notify back-off (the worker's `backoffStrategy`).
+   */
+  notify: kind({
+    queue: 'notify',
+    name: 'notify-deliver',
+    schema: notifyEventSchema,
+    jobId: (e) => jobId(e.id),
+    options: { attempts: 12, backoff: { type: NOTIFY_BACKOFF }, removeOnComplete: { count: 1_000, age: 7 * 86_400 }, removeOnFail: { count: 1_000, age: 30 * 86_400 } },
+  }),
 };
 
 export type JobKey = keyof typeof JOBS;
@@ -211,6 +225,7 @@ export type SyncJobData = JobData<'sync'>;
 export type CampaignJobData = JobData<'campaign'>;
 export type SingleCallJobData = JobData<'single'>;
 export type WebhookEventJobData = JobData<'webhookEvent'>;
+export type NotifyJobData = JobData<'notify'>;
 
 /** A row of the table, typed by its key (the one cast from the table's union to one job's types). */
 export function jobKind<K extends JobKey>(key: K): JobKind<z.ZodType<JobData<K>, JobInput<K>>> {
@@ -232,13 +247,13 @@ export function parseJobData<K extends JobKey>(key: K, data: unknown): JobData<K
 
 /**
  * The typed producer: parses `input` (a bad one never reaches Redis), then adds the job under its name, id and
- * options, `delayMs` from now if given. `queue` must be the job's queue.
+ * options, `delayMs` from now if given, `attempts` over the table's if given (a setting). `queue` must be the job's queue.
  */
-export async function addJob<K extends JobKey>(queue: Queue, key: K, input: JobInput<K>, delayMs?: number): Promise<{ job: Job; data: JobData<K> }> {
+export async function addJob<K extends JobKey>(queue: Queue, key: K, input: JobInput<K>, delayMs?: number, attempts?: number): Promise<{ job: Job; data: JobData<K> }> {
   const spec = jobKind(key);
   if (queue.name !== QUEUES[spec.queue]) throw new Error(`a ${spec.name} job belongs on the ${QUEUES[spec.queue]} queue, not ${queue.name}`);
   const data = parseJobData(key, input);
-  const options: JobsOptions = { ...spec.options };
+  const options: JobsOptions = { ...spec.options, ...(attempts !== undefined ? { attempts } : {}) };
   if (spec.jobId) options.jobId = spec.jobId(data);
   if (spec.dedupe) options.deduplication = dedupeOf(spec.dedupe, data);
   if (delayMs !== undefined && delayMs > 0) options.delay = delayMs;

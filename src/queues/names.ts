@@ -11,6 +11,8 @@ export const QUEUES = {
   calls: 'calls',
   /** Scheduler ticks: per-tenant schedules enqueue deduplicated sync jobs from here; the fleet's housekeeping. */
   schedule: 'schedule',
+  /** Run webhooks: one delivery job per event, retried with back-off (docs/run-webhooks.md); its own slots. */
+  notify: 'notify',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 

@@ -7,6 +7,7 @@ import type { RefreshJobs, RefreshRequest } from '../auth/refresh-request.js';
 import type { CampaignStore } from '../calls/campaign-store.js';
 import type { CampaignMeta, Target } from '../calls/types.js';
 import type { Logger } from '../logger.js';
+import type { EventSink, NotifyEvent } from '../notify/events.js';
 import { addJob, dedupeOf, jobKind, parseJobData, type CampaignJobData, type JobData, type JobInput, type SingleCallJobData, type SyncJobData, type SyncMode } from './jobs.js';
 import { ensureRefreshSchedules } from './schedulers.js';
 
@@ -35,6 +36,29 @@ export async function requestSync(
   );
   // The deduplication id lets a wait find the job that serves this request (src/queues/job-watch.ts).
   return { jobId: job.id, requestedAt, dedupeId: dedupeOf(jobKind('sync').dedupe ?? [], data).id };
+}
+
+/** Enqueues the delivery of a run-webhook event (job id = event id: the same event twice adds nothing). */
+export async function enqueueNotify(notifyQueue: Queue, event: NotifyEvent, attempts?: number): Promise<string | undefined> {
+  return (await addJob(notifyQueue, 'notify', event, undefined, attempts)).job.id;
+}
+
+/**
+ * The notify queue as the emitters' port (the sync processor, connect, revocations): an event of a tenant with a
+ * receiver (`wanted`) is enqueued; any other is dropped. Never throws: a failed enqueue is logged at warn, and the
+ * run or connection change it was about goes on (events are at least once while Redis takes them).
+ */
+export function notifyJobs(queue: Queue, o: { attempts: number; wanted(tenantId: string): boolean; logger: Logger }): EventSink {
+  return {
+    async emit(event) {
+      if (!o.wanted(event.data.tenantId)) return;
+      try {
+        await enqueueNotify(queue, event, o.attempts);
+      } catch (err) {
+        o.logger.warn({ tenant: event.data.tenantId, eventId: event.id, type: event.type, err: (err as Error).message }, 'run webhook not enqueued');
+      }
+    },
+  };
 }
 
 /** Enqueues the work of a kept call webhook event (one job per tenant and event id: a redelivery adds nothing). */

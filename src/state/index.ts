@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { CursorStore } from './cursors.js';
 import { DeadLetterStore } from './dead-letters.js';
+import { DeliveryStore } from './deliveries.js';
 import { TenantFlags } from './flags.js';
 import { IntentStore } from './intents.js';
 import { PaymentLedger } from './payment-ledger.js';
@@ -25,9 +26,11 @@ export interface StateStores {
   paymentLedger: PaymentLedger;
   runs: RunStore;
   runLock: TenantRunLock;
+  /** The last run-webhook delivery attempt per tenant. */
+  deliveries: DeliveryStore;
   /**
    * Deletes every state key of a tenant (id maps, hashes, intents, cursors, checkpoint, dead letters, pending,
-   * payment ledger, record mirror, flags and, unless `keepRuns`, run history), for `id-map rebuild`. Leaves the
+   * payment ledger, record mirror, flags and, unless `keepRuns`, run history and the last webhook delivery), for `id-map rebuild`. Leaves the
    * run lock alone: the caller should hold it. Returns how many keys existed.
    */
   forgetTenant(tenant: string, options?: { keepRuns?: boolean }): Promise<number>;
@@ -44,6 +47,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
   const runLock = new TenantRunLock(redis, prefix);
   const mirror = new RecordMirror(redis, prefix);
   const flags = new TenantFlags(redis, prefix);
+  const deliveries = new DeliveryStore(redis, prefix);
 
   return {
     records,
@@ -54,6 +58,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
     paymentLedger,
     runs,
     runLock,
+    deliveries,
     async forgetTenant(tenant, options = {}) {
       const keys = [
         ...records.keysOf(tenant),
@@ -62,7 +67,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
         ...deadLetters.keysOf(tenant),
         ...pending.keysOf(tenant),
         ...paymentLedger.keysOf(tenant),
-        ...(options.keepRuns ? [] : await runs.keysOf(tenant)),
+        ...(options.keepRuns ? [] : [...(await runs.keysOf(tenant)), ...deliveries.keysOf(tenant)]),
       ];
       const n = await redis.unlink(...keys);
       await Promise.all([mirror.clear(tenant), flags.clear(tenant)]);
@@ -71,7 +76,7 @@ export function createStateStores(redis: Redis, prefix: string): StateStores {
   };
 }
 
-export { CursorStore, DeadLetterStore, IntentStore, PaymentLedger, PendingStore, RecordStateStore, RunStore, TenantRunLock };
+export { CursorStore, DeadLetterStore, DeliveryStore, IntentStore, PaymentLedger, PendingStore, RecordStateStore, RunStore, TenantRunLock };
 export { StateCorruptError } from './stored.js';
 export { stateKey } from './keys.js';
 export type { RecordState, RecordStateEntry, RecordStateWrite } from './record-state.js';
@@ -80,5 +85,6 @@ export type { Checkpoint, CheckpointData, CursorState } from './cursors.js';
 export type { DeadLetter, DeadLetterCounts, DeadLetterEntry, DeadLetterRef } from './dead-letters.js';
 export type { PendingEntry } from './pending.js';
 export type { PaymentLedgerEntry } from './payment-ledger.js';
+export type { LastDelivery } from './deliveries.js';
 export type { RunFinish, RunPatch, RunRecord, RunStart } from './runs.js';
 export { RunWaitTimeout, waitForRun, type WaitOptions } from './run-wait.js';

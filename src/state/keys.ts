@@ -22,6 +22,8 @@ export const STATE_KINDS = {
   /** The record mirror (a durable copy the calls read, not a cache): one HASH per (tenant, entity). */
   mirror: 'cache',
   flags: 'flags',
+  /** The last run-webhook delivery attempt: `notify:<t>`. */
+  deliveries: 'notify',
 } as const satisfies Record<string, KeyKind>;
 export type StateKind = keyof typeof STATE_KINDS;
 

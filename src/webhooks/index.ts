@@ -8,6 +8,7 @@ import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 
@@ -34,6 +35,7 @@ function connectOf(app: App): Connect | undefined {
     requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
     logger: app.logger.child({ part: 'connect' }),
     onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
+    onChanged: (c) => app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
   });
 }
 
@@ -67,7 +69,13 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
           ...(connect ? { connect: { link: (tenant, ttlMs) => connect.link(tenant, ttlMs), redirectUri: connect.redirectUri } } : {}),
-          ...(o.lastDelivery ? { lastDelivery: o.lastDelivery } : {}),
+          // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
+          lastDelivery:
+            o.lastDelivery ??
+            (async (id) => {
+              const d = await app.stores.deliveries.last(id);
+              return d === undefined ? undefined : { ...d, at: new Date(d.at).toISOString() };
+            }),
           logger: logger.child({ part: 'api' }),
           onRequest: (e) => metrics?.apiRequests.inc({ key: e.key, route: e.route, status: String(e.status) }),
         },

@@ -6,11 +6,12 @@
  */
 import { Worker, type Job, type Processor } from 'bullmq';
 import type { App } from '../app.js';
+import { notifyBackoffOf, notifyBackoffStrategy } from '../notify/backoff.js';
 import { QUEUES, workerOptions } from '../queues/index.js';
 import { queuePrefix } from '../redis/keys.js';
 
 export type QueueKey = keyof typeof QUEUES;
-export const ALL_QUEUES: readonly QueueKey[] = ['sync', 'schedule', 'refreshToken', 'calls'];
+export const ALL_QUEUES: readonly QueueKey[] = ['sync', 'schedule', 'refreshToken', 'calls', 'notify'];
 
 /** The processor of each queue, built when the queue is worked (jobs/processors.ts makes them). */
 export type QueueProcessors = Record<QueueKey, () => Processor>;
@@ -28,9 +29,10 @@ export interface Slot {
 /**
  * Queues whose jobs may stall many times without harm: a job killed with its worker is picked up again once its lock
  * lapses (JOB_LOCK_MS). A sync run resumes from its checkpoint with idempotent writes; a campaign re-run never
- * sends a request twice (it is `unknown` instead).
+ * sends a request twice (it is `unknown` instead); a run webhook is sent again under the same `webhook-id` (at least
+ * once: receivers dedupe on it), never given up because its workers died.
  */
-const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls']);
+const RESUMABLE: ReadonlySet<QueueKey> = new Set(['sync', 'calls', 'notify']);
 
 export class QueueWorkers {
   readonly slots: Slot[] = [];
@@ -47,7 +49,7 @@ export class QueueWorkers {
     private readonly processors: QueueProcessors,
     syncConcurrency: number,
   ) {
-    this.concurrency = { sync: syncConcurrency, schedule: 4, refreshToken: 8, calls: 4 };
+    this.concurrency = { sync: syncConcurrency, schedule: 4, refreshToken: 8, calls: 4, notify: app.env.NOTIFY_CONCURRENCY };
   }
 
   /** Registers one BullMQ worker per queue wanted, in the order of ALL_QUEUES. */
@@ -90,6 +92,8 @@ export class QueueWorkers {
     const settings = RESUMABLE.has(slot.queue)
       ? { connection: this.app.redis, lockDuration: env.JOB_LOCK_MS, stalledInterval: Math.max(1_000, Math.floor(env.JOB_LOCK_MS / 2)), maxStalledCount: 20 }
       : { connection: this.app.redis };
+    // Notify jobs wait the notify back-off between attempts (the one retry policy's shape: src/notify/backoff.ts).
+    const backoff = slot.queue === 'notify' ? { settings: { backoffStrategy: notifyBackoffStrategy(notifyBackoffOf(env)) } } : {};
     const run = this.processors[slot.queue]();
     const counted = async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
       slot.inFlight += 1;
@@ -102,7 +106,7 @@ export class QueueWorkers {
       }
     };
     const name = QUEUES[slot.queue];
-    const worker = new Worker(name, counted, { ...settings, ...workerOptions(slot.queue), prefix: queuePrefix(env.KEY_PREFIX, name), concurrency: this.concurrency[slot.queue] });
+    const worker = new Worker(name, counted, { ...settings, ...backoff, ...workerOptions(slot.queue), prefix: queuePrefix(env.KEY_PREFIX, name), concurrency: this.concurrency[slot.queue] });
     this.track(worker, name);
     return worker;
   }

@@ -56,7 +56,7 @@ describe('the job dashboard', () => {
     const res = await fetch(`${dashboard.url}api/queues?activeQueue=sync&status=completed`, { headers: auth('ops', PASSWORD) });
     expect(res.status).toBe(200);
     const body = (await res.json()) as QueuesAnswer;
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['calls', 'probe', 'refresh-token', 'schedule', 'sync']);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['calls', 'notify', 'probe', 'refresh-token', 'schedule', 'sync']);
     for (const q of body.queues) {
       expect(q.readOnlyMode, q.name).toBe(true);
       expect(q.allowRetries, q.name).toBe(false);

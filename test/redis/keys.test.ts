@@ -27,7 +27,7 @@ async function keysUnder(prefix: string): Promise<string[]> {
 }
 
 describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
-  it('state: id map, intents, cursors, checkpoint, dead letters, pending, payment ledger, runs, run lock', async () => {
+  it('state: id map, intents, cursors, checkpoint, dead letters, pending, payment ledger, runs, run lock, last delivery', async () => {
     const p = testPrefix();
     const s = createStateStores(redis, p);
     await s.records.setMany('acme', 'contacts', [{ id: 'c1', uuid: 'u1', hash: 'h1' }]);
@@ -39,6 +39,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     await s.paymentLedger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
     await s.runs.start('acme', { runId: 'run-1', mode: 'full', startedAt: 1, trigger: 'test' });
     expect(await s.runLock.acquire('acme', 'me', 60_000)).toBe(true);
+    await s.deliveries.record('acme', { eventId: 'msg_1', type: 'run.finished', state: 'delivered', attempts: 1, at: 1 });
 
     const b = keyBase(p);
     expect(await keysUnder(p)).toEqual(
@@ -54,6 +55,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
         `${b}:rec:{acme}:invoices`,
         `${b}:rec:{acme}:payments`,
         `${b}:lock:run:{acme}`,
+        `${b}:notify:{acme}`,
         `${b}:pending:{acme}`,
         `${b}:runs:{acme}:index`,
         `${b}:runs:{acme}:run:run-1`,

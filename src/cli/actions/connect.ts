@@ -52,13 +52,22 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<nu
 
 export async function revoke(o: { tenant: string; yes?: boolean; json?: boolean }): Promise<void> {
   if (!o.yes) throw new UsageError(`revoking ends ${o.tenant}'s connection at the platform; nothing was changed: add --yes to revoke`);
-  const { revokeConnection } = await import('../../connect/index.js');
+  const [{ revokeConnection }, { connectionChangedEvent }] = await Promise.all([import('../../connect/index.js'), import('../../notify/events.js')]);
   const rt = await openRuntime('producer');
   try {
     requireTenant(rt.app, o.tenant);
     if (rt.env.PLATFORM_TOKEN_KEY === undefined) throw new UsageError('revoking needs PLATFORM_TOKEN_KEY (the token chain is encrypted with it)');
     const outcome = await revokeConnection(
-      { redis: rt.app.redis, prefix: rt.env.KEY_PREFIX, tokenKey: rt.env.PLATFORM_TOKEN_KEY, ...(rt.env.PUBLIC_URL ? { publicUrl: rt.env.PUBLIC_URL } : {}), tenants: rt.app.tenants(), logger: rt.app.logger },
+      {
+        redis: rt.app.redis,
+        prefix: rt.env.KEY_PREFIX,
+        tokenKey: rt.env.PLATFORM_TOKEN_KEY,
+        ...(rt.env.PUBLIC_URL ? { publicUrl: rt.env.PUBLIC_URL } : {}),
+        tenants: rt.app.tenants(),
+        logger: rt.app.logger,
+        // The CLI has the queues: it enqueues the `connection.changed` event itself (a worker delivers it).
+        onChanged: (c) => rt.app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
+      },
       o.tenant,
     );
     if (o.json) return outJson(outcome);

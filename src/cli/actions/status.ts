@@ -46,15 +46,16 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
       app.redisWarning(),
       Promise.all(
         tenants.map(async (t) => {
-          const [cursorList, auth, lastRuns, deadLetters, pendingInvoices, runLock] = await Promise.all([
+          const [cursorList, auth, lastRuns, deadLetters, pendingInvoices, runLock, lastDelivery] = await Promise.all([
             Promise.all(ENTITIES.map(async (e) => [e, (await stores.cursors.get(t.id, e))?.highWater ?? null] as const)),
             app.authStatus(t),
             stores.runs.recent(t.id, 5),
             stores.deadLetters.counts(t.id),
             stores.pending.count(t.id),
             stores.runLock.holder(t.id),
+            stores.deliveries.last(t.id),
           ]);
-          return { tenant: t.id, platform: t.platform.kind, lastRuns, cursors: Object.fromEntries(cursorList), auth, deadLetters, pendingInvoices, runLock: runLock ?? null };
+          return { tenant: t.id, platform: t.platform.kind, lastRuns, cursors: Object.fromEntries(cursorList), auth, deadLetters, pendingInvoices, runLock: runLock ?? null, lastDelivery: lastDelivery ?? null };
         }),
       ),
     ]);
@@ -76,6 +77,8 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
       out(`  dead letters: ${deadLetterLine(r.deadLetters).replace('<id>', r.tenant)}`);
       out(`  invoices waiting for their contact: ${r.pendingInvoices}`);
       if (r.runLock) out(`  running now: ${r.runLock}`);
+      const d = r.lastDelivery;
+      if (d) out(`  run webhook: ${d.type} ${d.eventId} ${d.state} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.statusCode !== undefined ? ` (status ${d.statusCode})` : d.error ? ` (${d.error})` : ''} ${ago(d.at)}`);
       for (const run of r.lastRuns) {
         out(`  run ${run.runId} ${run.mode} ${run.outcome === 'waiting' ? 'waiting for connection' : (run.outcome ?? `running (${run.phase ?? 'starting'})`)} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
       }

@@ -86,6 +86,8 @@ export const DEFAULT_AUTH_SETTINGS: PlatformAuthSettings = {
 /** Test seams: what happens around the token call (a test kills the process between answer and commit). */
 export interface PlatformAuthHooks {
   afterTokenResponse?(): Promise<void> | void;
+  /** The platform refused the grant and this process marked the chain revoked (once per revocation). */
+  onRevoked?(r: { connection: string; at: number; reason: string }): void;
 }
 
 export interface PlatformAuthOptions {
@@ -301,6 +303,7 @@ export class PlatformAuth {
         throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the refresh token was refused while another process saved a newer one; the refresh is retried`, true);
       }
       this.options.logger?.error({ connection: this.options.connection, detail: answer.detail }, `${this.name}: the connection was revoked or expired`);
+      this.options.hooks?.onRevoked?.({ connection: this.options.connection, at: now, reason: answer.detail });
       throw this.revokedError(answer.detail);
     }
     await this.options.hooks?.afterTokenResponse?.();
