@@ -14,7 +14,7 @@ import { QueueWorkers, type QueueKey } from './worker/queue-workers.js';
 import { readinessOf } from './worker/readiness.js';
 import { schedulesOf } from './worker/schedules.js';
 import { beforeScrapeOf } from './worker/scrape.js';
-import { bindServers } from './worker/servers.js';
+import { bindServers, checkPublicServerSettings } from './worker/servers.js';
 import { shutdown } from './worker/shutdown.js';
 import { StartGuard } from './worker/start-guard.js';
 import { watchTenantsFile } from './worker/tenants-watch.js';
@@ -82,6 +82,9 @@ async function checkKeyLayout(app: App, guard: StartGuard): Promise<void> {
 async function openWorker(app: App, options: WorkerOptions, guard: StartGuard): Promise<RunningWorker> {
   const { env, logger } = app;
   const opsPort = opsPortOf(app, options);
+  const webhookPort = options.webhookPort ?? env.WEBHOOK_PORT;
+  // Settings first: one that cannot work stops the start before it writes anything to Redis.
+  checkPublicServerSettings(env, webhookPort);
   await checkKeyLayout(app, guard);
   const applySchedules = schedulesOf(app, options.housekeepingEveryMs);
   // Schedules first: a scheduler that cannot be put in place stops the start before any job is taken.
@@ -90,7 +93,7 @@ async function openWorker(app: App, options: WorkerOptions, guard: StartGuard): 
   const jobs = new AbortController();
   const pool = new QueueWorkers(app, createProcessors(app, jobs.signal), options.concurrency ?? env.WORKER_CONCURRENCY);
   // The servers before the BullMQ workers: a port that cannot be had fails the start before anything registers.
-  const servers = { opsPort, opsHost: options.opsHost, webhookPort: options.webhookPort ?? env.WEBHOOK_PORT, webhookHost: options.webhookHost ?? env.WEBHOOK_HOST };
+  const servers = { opsPort, opsHost: options.opsHost, webhookPort, webhookHost: options.webhookHost ?? env.WEBHOOK_HOST };
   const { ops, webhooks } = await bindServers(app, { ...servers, readiness: readinessOf(app, pool), beforeScrape: beforeScrapeOf(app) }, guard);
   guard.check();
   pool.open(options.queues);

@@ -45,21 +45,27 @@ function isListenError(err: unknown): boolean {
 }
 
 /**
+ * The public server's settings that cannot work without it, checked before the start touches Redis: connect links
+ * (PUBLIC_URL) and the control API (API_KEYS) are served by it, so either without WEBHOOK_PORT stops the start.
+ */
+export function checkPublicServerSettings(env: App['env'], webhookPort: number | 'random' | undefined): void {
+  if (webhookPort !== undefined) return;
+  if (env.PUBLIC_URL !== undefined) {
+    throw new StartError(
+      'WEBHOOK_PORT',
+      `PUBLIC_URL=${env.PUBLIC_URL} is set but WEBHOOK_PORT is not: the connect links built on it would reach no server; set WEBHOOK_PORT to the public server's port, or unset PUBLIC_URL`,
+    );
+  }
+  if (env.API_KEYS !== undefined) {
+    throw new StartError('WEBHOOK_PORT', "API_KEYS is set but WEBHOOK_PORT is not: the control API is served on the public server; set WEBHOOK_PORT to the public server's port, or unset API_KEYS");
+  }
+}
+
+/**
  * Binds the ops server, then the webhook receiver; each is closed again should a later start step fail. Binding
  * takes milliseconds and is not raced against an abort: the guard is checked before each.
  */
 export async function bindServers(app: App, s: ServerSettings, guard: StartGuard): Promise<{ ops: OpsServer | undefined; webhooks: WebhookServer | undefined }> {
-  // Connect links are built on PUBLIC_URL and served by the public server: one without the other cannot work.
-  if (app.env.PUBLIC_URL !== undefined && s.webhookPort === undefined) {
-    throw new StartError(
-      'WEBHOOK_PORT',
-      `PUBLIC_URL=${app.env.PUBLIC_URL} is set but WEBHOOK_PORT is not: the connect links built on it would reach no server; set WEBHOOK_PORT to the public server's port, or unset PUBLIC_URL`,
-    );
-  }
-  // The control API is served by the public server too: keys without it would open nothing.
-  if (app.env.API_KEYS !== undefined && s.webhookPort === undefined) {
-    throw new StartError('WEBHOOK_PORT', "API_KEYS is set but WEBHOOK_PORT is not: the control API is served on the public server; set WEBHOOK_PORT to the public server's port, or unset API_KEYS");
-  }
   let ops: OpsServer | undefined;
   if (s.opsPort !== 0 && app.metrics) {
     const port = s.opsPort === 'random' ? 0 : s.opsPort;

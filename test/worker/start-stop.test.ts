@@ -209,15 +209,17 @@ describe('startWorker in this process', () => {
     }
   });
 
-  it('API_KEYS without WEBHOOK_PORT: a start error naming both, nothing bound, no BullMQ worker', async () => {
+  it('API_KEYS without WEBHOOK_PORT: a start error naming both, before anything is written, bound or registered', async () => {
     const key = 'app:0123456789abcdefghijklmnopqrstuvwxyz';
     const other = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0', API_KEYS: key }, worker: false });
     try {
       const opsPort = await freePort();
-      const start = startWorker(other.app, { schedules: false, opsPort });
+      // With schedules on: the setting is checked before the start writes its schedulers (the housekeeping one at least).
+      const start = startWorker(other.app, { opsPort });
       await expect(start).rejects.toThrow(StartError);
       await expect(start).rejects.toThrow('API_KEYS is set but WEBHOOK_PORT is not');
       await expect(start).rejects.not.toThrow(key.slice(4));
+      expect(await other.app.queues.schedule.getJobSchedulers()).toEqual([]);
       expect(await isFree(opsPort)).toBe(true);
       expect(await workersOn()).toBe(0);
     } finally {
