@@ -1,6 +1,6 @@
 /**
  * The README and docs/ stay true to the code: the glossary (src/glossary.ts) and docs/glossary.md list the same words
- * with the same meanings; the README's project layout names folders that exist and every top-level folder of src/
+ * with the same meanings; the project layout (docs/development.md) names folders that exist and every top-level folder of src/
  * and jobs/; the README's own links to files and headings resolve; user text carries no decision numbers.
  * Reads files only: no Redis, no processes.
  */
@@ -55,8 +55,8 @@ describe('docs/glossary.md and src/glossary.ts', () => {
   });
 });
 
-describe('README project layout', () => {
-  const rows = tableRows(section(read('README.md'), 'Project layout'));
+describe('the project layout (docs/development.md)', () => {
+  const rows = tableRows(section(read('docs/development.md'), 'Project layout'));
   const named = rows.flatMap(([folders]) => [...(folders ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, '')));
 
   it('names only folders that exist', () => {
