@@ -69,3 +69,24 @@ export function closeServer(server: Server): Promise<void> {
 export function serverLimitsOf(env: { SERVER_REQUEST_TIMEOUT_MS: number; SERVER_HEADERS_TIMEOUT_MS: number; SERVER_MAX_CONNECTIONS: number }): ServerLimits {
   return { requestTimeoutMs: env.SERVER_REQUEST_TIMEOUT_MS, headersTimeoutMs: env.SERVER_HEADERS_TIMEOUT_MS, maxConnections: env.SERVER_MAX_CONNECTIONS };
 }
+
+/**
+ * Requests per key (a tenant, a client address, an API key's name) in the current minute, per process: the public
+ * server's limits. Bounded in the keys it remembers (past 10,000 it starts afresh).
+ */
+export class MinuteLimiter {
+  readonly #windows = new Map<string, { start: number; count: number }>();
+  constructor(private readonly perMin: number) {}
+  /** 0 when allowed, else the seconds until the window ends. */
+  take(key: string, now = Date.now()): number {
+    const w = this.#windows.get(key);
+    if (!w || now - w.start >= 60_000) {
+      if (this.#windows.size >= 10_000) this.#windows.clear();
+      this.#windows.set(key, { start: now, count: 1 });
+      return 0;
+    }
+    if (w.count >= this.perMin) return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+    w.count += 1;
+    return 0;
+  }
+}

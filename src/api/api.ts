@@ -31,7 +31,8 @@ import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
 import { IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
-import { digestKeys, KeyLimiter, keyOf, maySee } from './keys.js';
+import { digestKeys, keyOf, maySee } from './keys.js';
+import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
 import { ROUTES, templateOf } from './routes.js';
 import type { LastDelivery, runSchema, tenantSchema } from './schemas.js';
@@ -107,7 +108,7 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
   }
   const d = deps;
   const digests = digestKeys(d.keys);
-  const limiter = new KeyLimiter(d.ratePerMin);
+  const limiter = new MinuteLimiter(d.ratePerMin);
 
   const gate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const started = performance.now();

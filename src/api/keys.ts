@@ -27,20 +27,3 @@ export function digestKeys(keys: readonly ApiKey[]): { key: ApiKey; digest: Buff
 export function maySee(key: ApiKey, tenant: string): boolean {
   return key.tenants === undefined || key.tenants.has(tenant);
 }
-
-/** Requests per key name in the current minute (per process). */
-export class KeyLimiter {
-  readonly #windows = new Map<string, { start: number; count: number }>();
-  constructor(private readonly perMin: number) {}
-  /** 0 when allowed, else the seconds until the window ends. */
-  take(name: string, now = Date.now()): number {
-    const w = this.#windows.get(name);
-    if (!w || now - w.start >= 60_000) {
-      this.#windows.set(name, { start: now, count: 1 });
-      return 0;
-    }
-    if (w.count >= this.perMin) return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-    w.count += 1;
-    return 0;
-  }
-}

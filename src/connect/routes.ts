@@ -6,28 +6,11 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { Connect, ConnectAnswer } from './connect.js';
+import { MinuteLimiter } from '../http-server.js';
 import type { Logger } from '../logger.js';
 import { tooManyPage, unavailablePage } from './pages.js';
 
 type Env = { Bindings: HttpBindings };
-
-/** Requests per client address in the current minute (per process), bounded in the addresses it remembers. */
-export class AddressLimiter {
-  readonly #windows = new Map<string, { start: number; count: number }>();
-  constructor(private readonly perMin: number) {}
-  /** 0 when allowed, else the seconds until the window ends. */
-  take(address: string, now = Date.now()): number {
-    const w = this.#windows.get(address);
-    if (!w || now - w.start >= 60_000) {
-      if (this.#windows.size >= 10_000) this.#windows.clear();
-      this.#windows.set(address, { start: now, count: 1 });
-      return 0;
-    }
-    if (w.count >= this.perMin) return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-    w.count += 1;
-    return 0;
-  }
-}
 
 export interface ConnectRoutesOptions {
   connect: Connect;
@@ -37,7 +20,7 @@ export interface ConnectRoutesOptions {
 
 /** Adds the routes to the public server's app; `unauthorized` is that server's one 401. */
 export function mountConnectRoutes(app: Hono<Env>, o: ConnectRoutesOptions, unauthorized: () => Response): void {
-  const limiter = new AddressLimiter(o.ratePerMin);
+  const limiter = new MinuteLimiter(o.ratePerMin);
   const answer = (a: ConnectAnswer): Response => {
     if (a.kind === 'unauthorized') return unauthorized();
     if (a.kind === 'page') return a.response;

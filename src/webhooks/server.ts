@@ -27,7 +27,7 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Secret } from '../config/secret.js';
-import { createBoundedServer, DEFAULT_SERVER_LIMITS, listen, type ServerLimits } from '../http-server.js';
+import { createBoundedServer, DEFAULT_SERVER_LIMITS, listen, MinuteLimiter, type ServerLimits } from '../http-server.js';
 import { parseJsonBounded } from '../json-bounded.js';
 import type { Logger } from '../logger.js';
 import { readBody, type BodyRead } from './body.js';
@@ -129,23 +129,6 @@ export function authentic(secret: Secret, raw: Uint8Array, authorization: string
   return ok;
 }
 
-/** Requests per tenant in the current minute (per process). */
-class RateLimiter {
-  readonly #windows = new Map<string, { start: number; count: number }>();
-  constructor(private readonly perMin: number) {}
-  /** 0 when allowed, else the seconds until the window ends. */
-  take(key: string, now = Date.now()): number {
-    const w = this.#windows.get(key);
-    if (!w || now - w.start >= 60_000) {
-      this.#windows.set(key, { start: now, count: 1 });
-      return 0;
-    }
-    if (w.count >= this.perMin) return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-    w.count += 1;
-    return 0;
-  }
-}
-
 function isJsonType(contentType: string | undefined): boolean {
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   return type === 'application/json' || (type !== undefined && /^application\/[a-z0-9.+-]+\+json$/.test(type));
@@ -160,7 +143,7 @@ const UNAUTHORIZED_BODY = JSON.stringify({ type: 'about:blank', title: 'Unauthor
 const unauthorized = (): Response => new Response(UNAUTHORIZED_BODY, { status: 401, headers: { 'content-type': 'application/problem+json', connection: 'close' } });
 
 export function webhookApp(o: WebhookServerOptions): Hono<Env> {
-  const limiter = new RateLimiter(o.ratePerMin);
+  const limiter = new MinuteLimiter(o.ratePerMin);
   const limits = o.limits ?? DEFAULT_SERVER_LIMITS;
   const refusals = new RefusalLog(o.logger, o.refusalLogPerMin);
   // Unknown tenants are checked against this, so their requests cost what a known tenant's do.
