@@ -1,7 +1,7 @@
 /**
  * Who calls: the API key of `Authorization: Bearer <key>` among API_KEYS (src/config/api-keys.ts), compared in
- * constant time (digests of equal length, every key compared whatever matched), and how often: a fixed window of a
- * minute per key name (per process), like the webhook and connect limits.
+ * constant time (digests of equal length, every key compared whatever matched), and what it may see. How often it may
+ * call: MinuteLimiter (src/http-server.ts) per key name, per process.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApiKey } from '../config/api-keys.js';
