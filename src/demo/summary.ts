@@ -62,6 +62,7 @@ export function whereToLookNext(): string[] {
     '  Your own data: write a tenants file (README "Tenants file"), run `collections-sync worker`, then',
     '    `collections-sync sync --tenant <id> --full --wait` (docs/trying-by-hand.md).',
     '  What the worker did: `collections-sync status` and `collections-sync dead-letters list --tenant <id>`.',
+    '  From your own app: the control API and signed run webhooks (README "Driving it from your app").',
     '  Metrics and health of a running worker: http://127.0.0.1:9464/metrics, /healthz, /readyz (OPS_PORT).',
     '  The stack in containers, no credentials needed: `docker compose -f docker/compose.yaml --profile simulator up` (README "Operations").',
   ];
