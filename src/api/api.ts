@@ -210,6 +210,14 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return ok(200, { items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id)))) });
   });
 
+  api.openapi(ROUTES.getTenant, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const tenant = visible(c, tenantId);
+    if (!tenant) return unknownTenant();
+    const [connection] = await connectionStates(need().redis, need().prefix, [tenant]);
+    return ok(200, await tenantView(need(), tenant, connection));
+  });
+
   api.openapi(ROUTES.requestRun, async (c) => {
     const { tenantId } = c.req.valid('param');
     const body = c.req.valid('json');

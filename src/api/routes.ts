@@ -18,6 +18,7 @@ import {
   runsQuery,
   tenantListSchema,
   tenantParams,
+  tenantSchema,
 } from './schemas.js';
 import { PROBLEM_TYPE } from './problem.js';
 
@@ -50,6 +51,15 @@ export const ROUTES = {
     summary: 'Every tenant (of this key) with its platform, connection, last run, cursors, dead letters and pending invoices',
     security,
     responses: { 200: json(tenantListSchema, 'the tenants'), ...always },
+  }),
+  getTenant: createRoute({
+    method: 'get',
+    path: '/v1/tenants/{tenantId}',
+    operationId: 'getTenant',
+    summary: 'One tenant, as in the list: what a page about one customer needs ("last synced 3 minutes ago")',
+    security,
+    request: { params: tenantParams },
+    responses: { 200: json(tenantSchema, 'the tenant'), ...ofTenant },
   }),
   requestRun: createRoute({
     method: 'post',

@@ -82,6 +82,7 @@ describe('the control API', () => {
     const calls: [string, string, unknown?][] = [
       ['GET', '/v1/openapi.json'],
       ['GET', '/v1/tenants'],
+      ['GET', '/v1/tenants/acme'],
       ['POST', '/v1/tenants/acme/runs', { mode: 'full' }],
       ['POST', '/v1/tenants/nobody/runs', { mode: 'full' }],
       ['POST', '/v1/tenants/acme/runs', { mode: 'bad' }],
@@ -113,6 +114,12 @@ describe('the control API', () => {
     for (const t of all.body.items) expect(t.lastWebhook).toBeNull();
     const limited = await api.call<{ items: { id: string }[] }>('GET', '/v1/tenants', { key: BETA_ONLY });
     expect(limited.body.items.map((t) => t.id)).toEqual(['beta']);
+    // One tenant: the same view as its item in the list.
+    for (const t of all.body.items) {
+      const one = await api.call('GET', `/v1/tenants/${t.id}`, { key: FULL });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(t);
+    }
   });
 
   it('answers 404 for an unknown tenant only after authentication, and alike for a tenant the key may not see', async () => {
@@ -120,6 +127,7 @@ describe('the control API', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toBe('application/problem+json');
     for (const [method, path, body] of [
+      ['GET', '/v1/tenants/acme'],
       ['GET', '/v1/tenants/acme/runs'],
       ['GET', '/v1/tenants/acme/runs/run-1'],
       ['POST', '/v1/tenants/acme/runs', { mode: 'incremental' }],
@@ -128,7 +136,7 @@ describe('the control API', () => {
       ['POST', '/v1/tenants/kiwi/connect-links', {}],
     ] as [string, string, unknown?][]) {
       const hidden = await api.call('GET' === method ? method : method, path, { key: BETA_ONLY, ...(body !== undefined ? { body } : {}) });
-      const none = await api.call(method, path.replace(/\/(acme|kiwi)\//, '/nobody/'), { key: FULL, ...(body !== undefined ? { body } : {}) });
+      const none = await api.call(method, path.replace(/\/(acme|kiwi)(\/|$)/, '/nobody$2'), { key: FULL, ...(body !== undefined ? { body } : {}) });
       expect(shape(hidden), `${method} ${path}`).toEqual(shape(none));
       expect(hidden.status).toBe(404);
     }
