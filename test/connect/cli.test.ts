@@ -3,11 +3,9 @@
  * server serves the links: awaiting connection, a link opened, connected (since when, refresh token age), revoke
  * refused without --yes, revoked at the fake Xero (DELETE /connections/{id}) with the chain deleted.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
@@ -15,8 +13,8 @@ import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
 import { browse, freePort } from './browser.js';
+import { runCli, type CliResult } from '../helpers/cli-child.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 describe('connect link, status and revoke on the command line', () => {
   let redis: TestRedis;
@@ -25,15 +23,7 @@ describe('connect link, status and revoke on the command line', () => {
   let folder: string;
   let env: Record<string, string>;
 
-  const cli = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, env).done;
 
   beforeAll(async () => {
     redis = await startTestRedis();

@@ -4,11 +4,9 @@
  * event id) and `collections-sync connect revoke` run as an operator runs it, a CLI child process that enqueues the
  * event itself (revoked). Each arrives signed, verified with the `standardwebhooks` package.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectLink } from '../../src/connect/index.js';
 import { JOBS } from '../../src/queues/index.js';
@@ -19,8 +17,8 @@ import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
 import { newSecret, startReceiver, until, type Received, type Receiver } from './receiver.js';
+import { runCli, type CliResult } from '../helpers/cli-child.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 describe('connection.changed webhooks', () => {
   let redis: TestRedis;
@@ -37,15 +35,7 @@ describe('connection.changed webhooks', () => {
     return changes()[n - 1]!;
   };
   const link = (): string => connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant('kiwi') }, 'kiwi', 3_600_000).url;
-  const cli = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { PATH: process.env['PATH'] ?? '', ...cliEnv, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, cliEnv).done;
 
   beforeAll(async () => {
     redis = await startTestRedis();
