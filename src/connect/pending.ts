@@ -54,36 +54,36 @@ export class PendingStore {
   }
 
   async putState(state: string, value: PendingState): Promise<void> {
-    const key = this.stateKey(state);
-    await this.redis.set(key, this.cipher.encrypt(JSON.stringify(value), key), 'PX', STATE_TTL_MS);
+    await this.put(this.stateKey(state), value, STATE_TTL_MS);
   }
 
   /** The authorization `state` started, once: a second take (or after the TTL) is undefined. */
   async takeState(state: string): Promise<PendingState | undefined> {
-    const key = this.stateKey(state);
-    const box = await this.redis.getdel(key);
-    if (box === null) return undefined;
-    try {
-      return parse(stateSchema, this.cipher.decrypt(box, key));
-    } catch {
-      return undefined;
-    }
+    return this.take(this.stateKey(state), stateSchema);
   }
 
   /** Keeps a grant for the customer's pick; its id goes into the pick links. */
   async putGrant(grant: PendingGrant): Promise<string> {
     const id = randomBytes(18).toString('base64url');
-    const key = this.grantKey(id);
-    await this.redis.set(key, this.cipher.encrypt(JSON.stringify(grant), key), 'PX', PICK_TTL_MS);
+    await this.put(this.grantKey(id), grant, PICK_TTL_MS);
     return id;
   }
 
   async takeGrant(id: string): Promise<PendingGrant | undefined> {
-    const key = this.grantKey(id);
+    return this.take(this.grantKey(id), grantSchema);
+  }
+
+  /** Encrypted, bound to its key, for `ttlMs`. */
+  private async put(key: string, value: unknown, ttlMs: number): Promise<void> {
+    await this.redis.set(key, this.cipher.encrypt(JSON.stringify(value), key), 'PX', ttlMs);
+  }
+
+  /** Taken once (GETDEL); a value that does not decrypt or parse is as good as none. */
+  private async take<T>(key: string, schema: z.ZodType<T>): Promise<T | undefined> {
     const box = await this.redis.getdel(key);
     if (box === null) return undefined;
     try {
-      return parse(grantSchema, this.cipher.decrypt(box, key));
+      return parse(schema, this.cipher.decrypt(box, key));
     } catch {
       return undefined;
     }
