@@ -6,11 +6,12 @@
  * scripted (deterministic); no assertion is about time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunContext, type SyncSettings } from '../../jobs/sync/context.js';
+import type { RunContext, SyncSettings } from '../../jobs/sync/context.js';
 import { runSync } from '../../jobs/sync/pipeline.js';
 import { Pool } from '../../jobs/sync/pool.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
+import { runContextOf } from '../helpers/run-context.js';
 
 const settings: SyncSettings = { pageSize: 5, lookbackMs: 0, pendingMaxWaitMs: 60_000, ambiguousRecheckMs: 10 };
 
@@ -21,20 +22,8 @@ describe('a flaky service and the run’s request pool', () => {
 
   /** A run context of `tenant`, as the sync processor builds one, with a pool of `limit`. */
   function runContext(tenant: string, limit: number): RunContext {
-    const t = rig.app.tenant(tenant);
-    if (!t) throw new Error(`no tenant ${tenant}`);
     n += 1;
-    const services = {
-      logger: rig.app.logger,
-      client: rig.app.clientFor(t),
-      adapter: rig.app.adapterFor(t),
-      stores: rig.app.stores,
-      mirror: rig.app.mirror,
-      flags: rig.app.flags,
-      pool: new Pool(limit),
-      settings,
-    };
-    return new RunContext({ tenant, runId: `run-${n}`, mode: 'full', services, stop: new AbortController().signal });
+    return runContextOf(rig, tenant, { runId: `run-${n}`, pool: new Pool(limit), settings });
   }
 
   /** `count` contacts of `tenant`'s platform; the first (`${prefix}00`) comes first in the listing. */

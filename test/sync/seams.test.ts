@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pool } from '../../jobs/sync/pool.js';
 import { ANSWERED, FAILED } from '../../src/collections/slots.js';
-import { RunContext, type SyncSettings } from '../../jobs/sync/context.js';
+import type { RunContext, SyncSettings } from '../../jobs/sync/context.js';
 import { runSync } from '../../jobs/sync/pipeline.js';
 import { StateWriter } from '../../jobs/sync/state-writer.js';
 import type { Entity } from '../../src/glossary.js';
@@ -19,6 +19,7 @@ import { createStateStores, type StateStores } from '../../src/state/index.js';
 import { watchCommands, type CommandCounter } from '../state/commands.js';
 import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
+import { runContextOf } from '../helpers/run-context.js';
 
 /** A promise and its resolver: a task held until the test lets it go. */
 function gate(): { wait: Promise<void>; open: () => void } {
@@ -129,20 +130,8 @@ describe('a run: serialized, the request pool, checkpoints', () => {
 
   /** A run context of tenant acme, as the sync processor builds one. */
   function runContext(pool: Pool, signal = new AbortController().signal): RunContext {
-    const t = rig.app.tenant('acme');
-    if (!t) throw new Error('no tenant acme');
     n += 1;
-    const services = {
-      logger: rig.app.logger,
-      client: rig.app.clientFor(t),
-      adapter: rig.app.adapterFor(t),
-      stores: rig.app.stores,
-      mirror: rig.app.mirror,
-      flags: rig.app.flags,
-      pool,
-      settings,
-    };
-    return new RunContext({ tenant: 'acme', runId: `run-${n}`, mode: 'full', services, stop: signal });
+    return runContextOf(rig, 'acme', { runId: `run-${n}`, pool, settings, stop: signal });
   }
 
   beforeAll(async () => {
