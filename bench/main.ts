@@ -79,6 +79,10 @@ async function main(): Promise<void> {
       log('flaky: a first sync, the worker\'s start included, clean and with a tenth of the requests failing (flaky / clean)');
       report.sections.flaky = await runFlakySection(bench, p.flaky);
     }
+    if (want('shedding')) {
+      log('shedding: a first sync, the worker\'s start included, clean and with 3% of the requests answered 429 (Retry-After: 1) (shedding / clean)');
+      report.sections.shedding = await runFlakySection(bench, p.shedding);
+    }
   } finally {
     await bench.close();
   }

@@ -11,7 +11,7 @@ import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -54,10 +54,13 @@ export interface Plan {
   cluster: ClusterConfig;
   cli: CliConfig;
   flaky: FlakyConfig;
+  shedding: FlakyConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
 const FLAKY_FAULTS: FlakyConfig['faults'] = { error5xxRate: 0.05, resetRate: 0.03, dropAfterCommitRate: 0.02 };
+/** A service shedding load as a gateway under pressure does: 3% of the requests answered 429 with `Retry-After: 1`. */
+const SHEDDING_FAULTS: FlakyConfig['faults'] = { rate429: 0.03, retryAfterS: 1 };
 
 export function plan(quick: boolean): Plan {
   if (quick) {
@@ -79,6 +82,7 @@ export function plan(quick: boolean): Plan {
       cli: { runs: 9, contactsPerTenant: 40 },
       // about 2,800 records a run
       flaky: { latencyMs: 10, contacts: 630, rounds: 2, faults: FLAKY_FAULTS },
+      shedding: { name: 'shedding', latencyMs: 10, contacts: 630, rounds: 2, faults: SHEDDING_FAULTS },
     };
   }
   return {
@@ -99,5 +103,6 @@ export function plan(quick: boolean): Plan {
     cli: { runs: 21, contactsPerTenant: 40 },
     // about 9,000 records a run
     flaky: { latencyMs: 10, contacts: 2_030, rounds: 3, faults: FLAKY_FAULTS },
+    shedding: { name: 'shedding', latencyMs: 10, contacts: 2_030, rounds: 3, faults: SHEDDING_FAULTS },
   };
 }

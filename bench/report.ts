@@ -44,6 +44,7 @@ export interface Report {
     cluster?: ClusterResult;
     cli?: CliResult;
     flaky?: FlakyResult;
+    shedding?: FlakyResult;
   };
 }
 

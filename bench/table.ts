@@ -1,5 +1,6 @@
 /** The short table printed after a run: one line per figure, measured against its ideal. */
 import type { Report } from './report.js';
+import type { FlakyResult } from './sections/flaky.js';
 
 type Row = [figure: string, measured: string, ideal: string, ratio: string];
 
@@ -8,7 +9,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -95,20 +96,22 @@ export function tableRows(report: Report): Row[] {
       rows.push([`CLI ${label}, wall, median of ${cli.config.runs}`, `${n(t.medianMs)} ms (x${n(perNode, 2)} node -e 0, ${n(cli.node.medianMs)} ms)`, `<= ${cli.goalMs} ms`, pct(t.medianMs / cli.goalMs)]);
     }
   }
-  if (flaky) {
-    const f = flaky.config;
+  const faulty = (r: FlakyResult, what: string, label: string): void => {
+    const f = r.config;
     const median = (xs: number[]): number => {
       const s = [...xs].sort((a, b) => a - b);
       return ((s[Math.floor((s.length - 1) / 2)] ?? 0) + (s[Math.ceil((s.length - 1) / 2)] ?? 0)) / 2;
     };
-    const records = flaky.rounds[0]?.clean.records ?? 0;
+    const records = r.rounds[0]?.clean.records ?? 0;
     rows.push([
-      `first sync with the worker's start, ${n(records)} records, ${f.latencyMs} ms, a tenth of requests failing`,
-      `${n(median(flaky.rounds.map((r) => r.flaky.totalMs)))} / ${n(median(flaky.rounds.map((r) => r.clean.totalMs)))} ms (flaky / clean)${flaky.rounds.length > 1 ? `; median of ${flaky.rounds.length} rounds (${flaky.rounds.map((r) => n(r.ratio, 2)).join(', ')})` : ''}`,
-      `<= ${n(flaky.goal, 1)} (flaky / clean)`,
-      n(flaky.ratio, 2),
+      `first sync with the worker's start, ${n(records)} records, ${f.latencyMs} ms, ${what}`,
+      `${n(median(r.rounds.map((x) => x.flaky.totalMs)))} / ${n(median(r.rounds.map((x) => x.clean.totalMs)))} ms (${label} / clean)${r.rounds.length > 1 ? `; median of ${r.rounds.length} rounds (${r.rounds.map((x) => n(x.ratio, 2)).join(', ')})` : ''}`,
+      `<= ${n(r.goal, 1)} (${label} / clean)`,
+      n(r.ratio, 2),
     ]);
-  }
+  };
+  if (flaky) faulty(flaky, 'a tenth of requests failing', 'flaky');
+  if (shedding) faulty(shedding, '3% of requests answered 429 (Retry-After: 1)', 'shedding');
   return rows;
 }
 

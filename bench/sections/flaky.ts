@@ -1,11 +1,12 @@
 /**
- * A flaky service (issue 28): a tenant's first sync at a fixed latency, worker start included (the worker process is
- * spawned inside the timing, as an operator's first run is), on a clean service and on one that fails a tenth of the
- * requests: 5xx (half 500, half 503, answered before processing), connections reset before processing, and writes
- * committed whose answer is dropped. Clean and flaky alternate in each round (the order swapped every other round),
- * each on its own data set of the same size and its own worker process, so load from other work hits both alike;
- * the figure is flaky ÷ clean (goal ≤ 1.5). After every flaky run the service is checked for exactly once: one
- * contact per platform contact, one invoice per pushable invoice.
+ * A flaky service (issue 28), and a shedding one (issue 35): a tenant's first sync at a fixed latency, worker start
+ * included (the worker process is spawned inside the timing, as an operator's first run is), on a clean service and
+ * on one with a fault mix: `flaky` fails a tenth of the requests (5xx, half 500, half 503, answered before
+ * processing; connections reset before processing; writes committed whose answer is dropped), `shedding` answers 3%
+ * of them 429 with `Retry-After: 1`, as a gateway under pressure does. Clean and faulty alternate in each round (the
+ * order swapped every other round), each on its own data set of the same size and its own worker process, so load
+ * from other work hits both alike; the figure is faulty ÷ clean (goal ≤ 1.5). After every faulty run the service is
+ * checked for exactly once: one contact per platform contact, one invoice per pushable invoice.
  */
 import { join } from 'node:path';
 import type { FaultSettings } from '../../src/simulator/index.js';
@@ -19,8 +20,10 @@ export interface FlakyConfig {
   contacts: number;
   /** Rounds of one clean and one flaky run. */
   rounds: number;
-  /** The fault mix of the flaky runs. */
-  faults: Pick<FaultSettings, 'error5xxRate' | 'resetRate' | 'dropAfterCommitRate'>;
+  /** The fault mix of the faulty runs. */
+  faults: Partial<Pick<FaultSettings, 'error5xxRate' | 'resetRate' | 'dropAfterCommitRate' | 'rate429' | 'retryAfterS'>>;
+  /** Tenant names and log lines: `flaky` or `shedding`. */
+  name?: string;
   /** SYNC_CONCURRENCY of the workers; unset, the default (the tenant's in-flight limit, 32). */
   syncConcurrency?: number;
 }
@@ -74,9 +77,9 @@ function landed(bench: Bench, clientId: string, data: DataSet): { duplicates: nu
 }
 
 async function oneRun(bench: Bench, cfg: FlakyConfig, kind: 'clean' | 'flaky', n: number): Promise<FlakyRun> {
-  const tenant = `flaky-${kind}-${n}`;
+  const tenant = `${cfg.name ?? 'flaky'}-${kind}-${n}`;
   const folder = join(bench.root, tenant);
-  const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 300 + n, idPrefix: `F${kind[0]}${n}` });
+  const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 300 + n, idPrefix: `${(cfg.name ?? 'flaky')[0]!.toUpperCase()}${kind[0]}${n}` });
   bench.sim.setFaults({ latencyMs: cfg.latencyMs, jitterMs: 0, rateLimitPerSecond: null, rate429: 0, error5xxRate: 0, resetRate: 0, dropAfterCommitRate: 0, script: [] });
   if (kind === 'flaky') bench.sim.setFaults(cfg.faults);
   const clientId = clientIdOf(tenant);
@@ -90,7 +93,7 @@ async function oneRun(bench: Bench, cfg: FlakyConfig, kind: 'clean' | 'flaky', n
     m = await measure(bench, d.workers, () => d.sync(tenant, 'full'));
     run = m.value;
   } finally {
-    bench.sim.setFaults({ error5xxRate: 0, resetRate: 0, dropAfterCommitRate: 0 });
+    bench.sim.setFaults({ error5xxRate: 0, resetRate: 0, dropAfterCommitRate: 0, rate429: 0 });
     await d.close();
   }
   const c1 = bench.sim.counters();
@@ -114,7 +117,7 @@ async function oneRun(bench: Bench, cfg: FlakyConfig, kind: 'clean' | 'flaky', n
   };
   const faultText = Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
   bench.log(
-    `  ${kind}: ${data.records} records, ${result.totalMs} ms with the worker's start (run ${runMs} ms), ${result.requests} requests, faults ${faultText}; in flight ${result.meanInFlight} mean, ${result.maxInFlight} most; ${run.outcome}, ${result.duplicates} duplicates, ${result.missing} missing`,
+    `  ${kind === 'flaky' ? (cfg.name ?? 'flaky') : kind}: ${data.records} records, ${result.totalMs} ms with the worker's start (run ${runMs} ms), ${result.requests} requests, faults ${faultText}; in flight ${result.meanInFlight} mean, ${result.maxInFlight} most; ${run.outcome}, ${result.duplicates} duplicates, ${result.missing} missing`,
   );
   if (result.duplicates + result.missing > 0) throw new Error(`${tenant}: ${result.duplicates} duplicates, ${result.missing} missing in the service (exactly once broken)`);
   if (run.outcome !== 'succeeded') throw new Error(`${tenant}: run ${run.runId} ended ${run.outcome ?? 'unfinished'}: ${JSON.stringify(run.errors?.slice(0, 3))}`);
@@ -132,7 +135,7 @@ export async function runFlakySection(bench: Bench, cfg: FlakyConfig): Promise<F
     const flaky = runs.flaky!;
     const ratio = round(flaky.totalMs / clean.totalMs, 2);
     rounds.push({ clean, flaky, ratio });
-    bench.log(`  round ${i + 1}: flaky ÷ clean ${ratio} (goal <= ${FLAKY_GOAL})`);
+    bench.log(`  round ${i + 1}: ${cfg.name ?? 'flaky'} ÷ clean ${ratio} (goal <= ${FLAKY_GOAL})`);
   }
   const sorted = rounds.map((r) => r.ratio).sort((a, b) => a - b);
   const mid = (sorted.length - 1) / 2;

@@ -2,24 +2,30 @@
  * A run's request pool: the request slots (src/collections/slots.ts) of one tenant's run, at most `limit` requests
  * in flight at the service. A slot is held for one attempt's send: a request waiting out its back-off after a
  * transient fault holds none, so a flaky service does not drain the pool (issue 28, decision 126). How many the
- * pool lets out at once adapts to the service's answers (AIMD, decision 127):
- * - a 429, or a 503 with Retry-After, halves the number allowed (down to 1), at most once per round of requests:
- *   answers to requests sent before the last cut do not cut again (a burst of 429s is one signal, as in TCP);
- * - a 503 without Retry-After is a transient fault of its request, unless 503s and 429s are at least a quarter of
- *   the last 32 answers: then it is a burst and cuts the same way;
- * - a Retry-After pauses the whole pool (no request of the tenant's run starts before it; capped at 30 s), not only
- *   the request that got it;
+ * pool lets out at once adapts to the service's answers (AIMD, decisions 127 and 155):
+ * - a 429 or a 503 is first its own request's: the client sends that request again after its Retry-After (or its
+ *   back-off), while the pool goes on. Only a burst, overloaded answers (429s and 503s) at least a quarter of the
+ *   last 32, halves the number allowed (down to 1), at most once per round of requests: answers to requests sent
+ *   before the last cut do not cut again (a burst is one signal, as in TCP). A service shedding a few percent of its
+ *   load with 429s costs each refused request its Retry-After, not the run its pool;
+ * - a Retry-After pauses the whole pool (no request of the run starts before it; capped at 30 s) only when most of
+ *   the last 32 answers were refused: the service is refusing the tenant, not a request;
  * - every `allowed` answers that were not overloaded add 1, back up to `limit` (one per round of requests).
  * Other failures (500, 502, 504, resets, timeouts) say nothing of load and change nothing. A request coming back from
  * its back-off goes before requests not yet started, so a record that failed once is not also sent to the back of
  * the queue.
+ *
+ * The pool also keeps what a stalled run's report needs (`snapshot`): the slots held and since when, at which stage
+ * (waiting for a token lease, or sent and waiting for the answer), the takes waiting and the pause.
  */
 import type { RequestSlots, SlotOutcome } from '../../src/collections/slots.js';
 
-/** Answers remembered to tell a burst of 503s from a flaky service's scattered ones. */
+/** Answers remembered to tell a burst from a flaky or shedding service's scattered refusals. */
 const RECENT = 32;
-/** A quarter of the recent answers overloaded is a burst. */
+/** A quarter of the recent answers overloaded is a burst: the pool halves. */
 const BURST = RECENT / 4;
+/** More than half of the recent answers refused: the service refuses the tenant, and a Retry-After pauses the run. */
+const MOST = RECENT / 2 + 1;
 /** The longest pause for one Retry-After (a longer one is the request's own: it fails and its record is set aside). */
 export const MAX_PAUSE_MS = 30_000;
 
@@ -27,17 +33,36 @@ interface Waiter {
   resolve: (ticket: number) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
+  since: number;
 }
+
+/** Where a slot's request is: waiting for a token lease (taken, not sent yet), or sent. */
+type Stage = 'token' | 'sent';
 
 export interface PoolEvents {
   /** The number allowed at once was cut (`from` -> `to`), or a pause began (`pauseMs`; 0: none began). */
-  onSlowDown?: (e: { from: number; to: number; status: number; pauseMs: number }) => void;
+  onSlowDown?: (e: { from: number; to: number; status: number; pauseMs: number; refused: number }) => void;
+}
+
+/** The pool as a stalled run's report shows it. */
+export interface PoolSnapshot {
+  limit: number;
+  allowed: number;
+  /** Slots held, by stage, and the oldest held (ms). */
+  held: { token: number; sent: number; oldestMs: number };
+  /** Takes waiting for a slot, and the oldest waiting (ms). */
+  waiting: { count: number; oldestMs: number };
+  /** A pause under way: ms left. */
+  pausedForMs: number;
+  /** Overloaded answers (429, 503) among the last 32. */
+  recentOverloaded: number;
 }
 
 export class Pool implements RequestSlots {
-  private active = 0;
   private allowedNow: number;
   private readonly waiters: Waiter[] = [];
+  /** Slots held: ticket -> when taken and the stage of its request. */
+  private readonly held = new Map<number, { at: number; stage: Stage }>();
   /** Tickets handed out; a ticket is the number of the take. */
   private taken = 0;
   /** Tickets up to this one were taken before the last cut: their overloaded answers do not cut again. */
@@ -61,7 +86,7 @@ export class Pool implements RequestSlots {
 
   /** Requests in flight now (slots taken). */
   get running(): number {
-    return this.active;
+    return this.held.size;
   }
 
   /** How many requests the pool lets out at once now (`limit` until the service says it is overloaded). */
@@ -71,13 +96,9 @@ export class Pool implements RequestSlots {
 
   take(signal: AbortSignal | undefined, again: boolean): Promise<number> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    if (this.waiters.length === 0 && this.canStart()) {
-      this.active += 1;
-      this.taken += 1;
-      return Promise.resolve(this.taken);
-    }
+    if (this.waiters.length === 0 && this.canStart()) return Promise.resolve(this.hand());
     return new Promise<number>((resolve, reject) => {
-      const w: Waiter = { resolve, reject, signal };
+      const w: Waiter = { resolve, reject, signal, since: Date.now() };
       if (again) this.waiters.unshift(w);
       else this.waiters.push(w);
       if (signal) this.follow(signal);
@@ -85,8 +106,13 @@ export class Pool implements RequestSlots {
     });
   }
 
+  sending(ticket: number): void {
+    const h = this.held.get(ticket);
+    if (h) h.stage = 'sent';
+  }
+
   give(ticket: number, outcome: SlotOutcome): void {
-    this.active -= 1;
+    if (!this.held.delete(ticket)) return;
     if (outcome.kind === 'answered') {
       this.remember(false);
       this.fine += 1;
@@ -96,35 +122,55 @@ export class Pool implements RequestSlots {
       }
     } else if (outcome.kind === 'overloaded') {
       this.remember(true);
-      const explicit = outcome.status === 429 || outcome.retryAfterMs !== undefined;
-      const pauseMs = Math.min(MAX_PAUSE_MS, outcome.retryAfterMs ?? 0);
       const from = this.allowedNow;
-      if ((explicit || this.recentOverloaded >= BURST) && ticket > this.cutAt) {
+      if (this.recentOverloaded >= BURST && ticket > this.cutAt) {
         this.allowedNow = Math.max(1, Math.floor(from / 2));
         this.cutAt = this.taken;
         this.fine = 0;
       }
+      const pauseMs = this.recentOverloaded >= MOST ? Math.min(MAX_PAUSE_MS, outcome.retryAfterMs ?? 0) : 0;
       const now = Date.now();
       // A pause begins (none held), or one under way is drawn out by a later Retry-After.
       const began = pauseMs > 0 && this.pausedUntil <= now;
       if (pauseMs > 0) this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
-      if (began || this.allowedNow !== from) this.events.onSlowDown?.({ from, to: this.allowedNow, status: outcome.status, pauseMs: began ? pauseMs : 0 });
+      if (began || this.allowedNow !== from) {
+        this.events.onSlowDown?.({ from, to: this.allowedNow, status: outcome.status, pauseMs: began ? pauseMs : 0, refused: this.recentOverloaded });
+      }
     }
     this.pump();
   }
 
+  snapshot(now = Date.now()): PoolSnapshot {
+    let token = 0;
+    let oldestHeld = now;
+    for (const h of this.held.values()) {
+      if (h.stage === 'token') token += 1;
+      oldestHeld = Math.min(oldestHeld, h.at);
+    }
+    const oldestWaiting = this.waiters.reduce((m, w) => Math.min(m, w.since), now);
+    return {
+      limit: this.limit,
+      allowed: this.allowedNow,
+      held: { token, sent: this.held.size - token, oldestMs: now - oldestHeld },
+      waiting: { count: this.waiters.length, oldestMs: now - oldestWaiting },
+      pausedForMs: Math.max(0, this.pausedUntil - now),
+      recentOverloaded: this.recentOverloaded,
+    };
+  }
+
+  private hand(): number {
+    this.taken += 1;
+    this.held.set(this.taken, { at: Date.now(), stage: 'token' });
+    return this.taken;
+  }
+
   private canStart(): boolean {
-    return this.active < this.allowedNow && (this.pausedUntil === 0 || Date.now() >= this.pausedUntil);
+    return this.held.size < this.allowedNow && (this.pausedUntil === 0 || Date.now() >= this.pausedUntil);
   }
 
   /** Lets waiters go while slots are free and no pause holds; a pause wakes them at its end. */
   private pump(): void {
-    while (this.waiters.length > 0 && this.canStart()) {
-      const w = this.waiters.shift()!;
-      this.active += 1;
-      this.taken += 1;
-      w.resolve(this.taken);
-    }
+    while (this.waiters.length > 0 && this.canStart()) this.waiters.shift()!.resolve(this.hand());
     this.schedule();
   }
 

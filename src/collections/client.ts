@@ -256,7 +256,7 @@ export class CollectionsClient {
   ): Promise<{ res: HttpResponse; lease: TokenLease }> {
     let outcome = FAILED;
     try {
-      const sent = await this.#attempt(op, attempt, deadlineMs, signal);
+      const sent = await this.#attempt(op, attempt, deadlineMs, signal, slots.sending ? () => slots.sending?.(ticket) : undefined);
       outcome = slotOutcome(sent.res);
       return sent;
     } finally {
@@ -265,8 +265,15 @@ export class CollectionsClient {
   }
 
   /** One send with one lease: acquire, send, read the body, release; logs and reports the attempt. */
-  async #attempt<T>(op: Operation<T>, attempt: number, deadlineMs: number, signal: AbortSignal | undefined): Promise<{ res: HttpResponse; lease: TokenLease }> {
+  async #attempt<T>(
+    op: Operation<T>,
+    attempt: number,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+    onSending?: () => void,
+  ): Promise<{ res: HttpResponse; lease: TokenLease }> {
     const lease = await this.#acquire(op.route, deadlineMs, signal);
+    onSending?.();
     const started = performance.now();
     let status: number | string = 'error';
     try {

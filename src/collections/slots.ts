@@ -24,6 +24,8 @@ export interface RequestSlots {
    * waited out its back-off (a holder may let it go before calls not yet started). Rejects when `signal` aborts.
    */
   take(signal: AbortSignal | undefined, again: boolean): Promise<number>;
+  /** The attempt of `ticket` has its token lease and is being sent (before this it waits for the lease). */
+  sending?(ticket: number): void;
   /** Gives the slot of `ticket` back, with how its attempt went. Called once per ticket, whatever happened. */
   give(ticket: number, outcome: SlotOutcome): void;
 }

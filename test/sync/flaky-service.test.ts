@@ -69,15 +69,16 @@ describe('a flaky service and the run’s request pool', () => {
     expect(order.indexOf(first)).toBeGreaterThan(0);
   });
 
-  it('lets fewer requests out at once after a burst of 429s, and none during its Retry-After', async () => {
+  it('lets fewer requests out at once after a burst of 429s (a whole round refused)', async () => {
     const ids = contacts('burst', 'R', 16);
     const limit = 8;
     // The first `limit` creates (one round of the pool) are answered 429 with Retry-After: 1.
     rig.sim.setFaults({ script: [{ route: 'POST /contact', fault: '429', count: limit, retryAfterS: 1 }] });
     const ctx = runContext('burst', limit);
     const run = runSync(ctx);
-    // The burst is answered; its Retry-After (1 s) holds every create back meanwhile, with the pool's slots (as
-    // before) or with its pause: the most in flight from here on is what the pool lets out after the burst.
+    // The burst is answered (8 of the last 32 answers: a quarter, the pool halves; not most of them, so no pause): the
+    // refused creates wait out their Retry-After (1 s) while the others go, and the most in flight from here on is
+    // what the pool lets out after the burst.
     for (;;) {
       const c = rig.sim.counters();
       if ((c.faultsInjected['429'] ?? 0) >= limit) break;

@@ -1,8 +1,9 @@
 /**
- * The run's request pool as it adapts to the service's answers (decision 127): a 429 (or a 503 with Retry-After)
- * halves the requests let out at once, once per round of requests; scattered 503s do not, a burst of them does;
- * Retry-After pauses every take; answers that are fine grow it back by one a round, up to the limit; other faults
- * change nothing. Fake timers stand in for the Retry-After's clock; no assertion is about time measured.
+ * The run's request pool as it adapts to the service's answers (decisions 127 and 155): scattered 429s and 503s are
+ * their own requests' (no cut, no pause); a burst of them (a quarter of the last 32) halves the requests let out at
+ * once, once per round of requests; a Retry-After pauses every take only when most of the last 32 were refused;
+ * answers that are fine grow it back by one a round, up to the limit; other faults change nothing. Fake timers stand
+ * in for the Retry-After's clock; no assertion is about time measured.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_PAUSE_MS, Pool } from '../../jobs/sync/pool.js';
@@ -37,8 +38,37 @@ afterEach(() => {
 });
 
 describe('the request pool adapts to the service', () => {
-  it('halves on a round of 429s once, not once per 429; a 429 to a request sent after the cut halves again', async () => {
+  it('takes scattered 429s for their own requests: no cut, no pause (a service shedding a few percent of its load)', async () => {
+    vi.useFakeTimers();
+    const pool = new Pool(32);
+    // 3 in 100 answers refused, each with Retry-After: never a quarter of the last 32, never a pause.
+    for (let i = 0; i < 10; i += 1) {
+      await answer(pool, 31, ANSWERED);
+      await answer(pool, 1, tooMany(1_000));
+    }
+    expect(pool.allowed).toBe(32);
+    expect(await settledYet(pool.take(undefined, false)), 'no pause holds the next take').toBe(true);
+    expect(pool.snapshot().pausedForMs).toBe(0);
+  });
+
+  it('halves on a burst (a quarter of the last 32 answers overloaded, 429s and 503s alike), once per round', async () => {
+    const pool = new Pool(32);
+    await answer(pool, 32, ANSWERED);
+    await answer(pool, 4, tooMany());
+    await answer(pool, 3, unavailable());
+    expect(pool.allowed).toBe(32);
+    await answer(pool, 1, tooMany());
+    expect(pool.allowed).toBe(16);
+    // Answers to requests sent before the cut do not cut again; one sent after it does, while the burst lasts.
+    const round = await takeAll(pool, 16);
+    for (const t of round) pool.give(t, tooMany());
+    expect(pool.allowed).toBe(8);
+    expect(pool.running).toBe(0);
+  });
+
+  it('a round of 429s answering one round of requests halves once, not once per 429', async () => {
     const pool = new Pool(8);
+    await answer(pool, 32, ANSWERED);
     const round = await takeAll(pool, 8);
     for (const t of round) pool.give(t, tooMany());
     expect(pool.allowed).toBe(4);
@@ -47,12 +77,11 @@ describe('the request pool adapts to the service', () => {
     expect(pool.allowed).toBe(2);
     for (const t of next.slice(1)) pool.give(t, tooMany());
     expect(pool.allowed).toBe(2);
-    expect(pool.running).toBe(0);
   });
 
   it('lets no more than the number allowed out at once', async () => {
     const pool = new Pool(4);
-    pool.give(await pool.take(undefined, false), tooMany());
+    await answer(pool, 8, tooMany());
     expect(pool.allowed).toBe(2);
     const [a, b] = await takeAll(pool, 2);
     const third = pool.take(undefined, false);
@@ -65,8 +94,8 @@ describe('the request pool adapts to the service', () => {
 
   it('grows back by one per round of answers (as many answers as allowed), up to the limit', async () => {
     const pool = new Pool(8);
-    pool.give(await pool.take(undefined, false), tooMany());
-    pool.give(await pool.take(undefined, false), tooMany());
+    await answer(pool, 8, tooMany());
+    await answer(pool, 1, tooMany());
     expect(pool.allowed).toBe(2);
     await answer(pool, 1, ANSWERED);
     expect(pool.allowed).toBe(2);
@@ -80,49 +109,28 @@ describe('the request pool adapts to the service', () => {
     expect(pool.allowed).toBe(8);
   });
 
-  it('takes scattered 503s without Retry-After for faults of their requests; a burst of them halves', async () => {
-    const pool = new Pool(32);
-    for (let i = 0; i < 10; i += 1) {
-      await answer(pool, 15, ANSWERED);
-      await answer(pool, 1, unavailable());
-    }
-    expect(pool.allowed).toBe(32);
-    await answer(pool, 32, ANSWERED);
-    // A quarter of the last 32 answers: a burst.
-    await answer(pool, 7, unavailable());
-    expect(pool.allowed).toBe(32);
-    await answer(pool, 1, unavailable());
-    expect(pool.allowed).toBe(16);
-  });
-
-  it('halves on a 503 with Retry-After, as on a 429', async () => {
-    const pool = new Pool(16);
-    await answer(pool, 1, unavailable(0));
-    expect(pool.allowed).toBe(8);
-  });
-
   it('changes nothing on 500s, resets and timeouts', async () => {
     const pool = new Pool(8);
     await answer(pool, 50, FAILED);
     expect(pool.allowed).toBe(8);
   });
 
-  it('pauses every take for a Retry-After (capped), the tenant as one', async () => {
+  it('pauses every take for a Retry-After (capped) once most recent answers are refused, the tenant as one', async () => {
     vi.useFakeTimers();
     const pool = new Pool(4);
-    const [a, b] = await takeAll(pool, 2);
-    pool.give(a!, tooMany(1_000));
+    // 16 of the last 32 refused: a burst (the pool is cut), not yet most.
+    await answer(pool, 16, ANSWERED);
+    await answer(pool, 16, tooMany(1_000));
+    expect(pool.snapshot().pausedForMs).toBe(0);
+    // The 17th of 32: most are refused, and this one's Retry-After pauses the pool.
+    pool.give(await pool.take(undefined, false), tooMany(1_000));
     const during = pool.take(undefined, false);
     expect(await settledYet(during)).toBe(false);
-    // A slot is free, and the answer of another request changes nothing: the pause holds.
-    pool.give(b!, ANSWERED);
     await vi.advanceTimersByTimeAsync(999);
     expect(await settledYet(during)).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(await settledYet(during)).toBe(true);
-    pool.give(await during, ANSWERED);
-
-    pool.give(await pool.take(undefined, false), tooMany(3_600_000));
+    pool.give(await during, tooMany(3_600_000));
     const capped = pool.take(undefined, false);
     await vi.advanceTimersByTimeAsync(MAX_PAUSE_MS - 1);
     expect(await settledYet(capped)).toBe(false);
@@ -130,10 +138,28 @@ describe('the request pool adapts to the service', () => {
     expect(await settledYet(capped)).toBe(true);
   });
 
+  it('says what it holds: slots by stage (token lease, sent), takes waiting, a pause', async () => {
+    vi.useFakeTimers();
+    const pool = new Pool(2);
+    const [a, b] = await takeAll(pool, 2);
+    pool.sending(b!);
+    const waiting = pool.take(undefined, false);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(pool.snapshot()).toMatchObject({ limit: 2, allowed: 2, held: { token: 1, sent: 1, oldestMs: 1_500 }, waiting: { count: 1, oldestMs: 1_500 }, pausedForMs: 0 });
+    pool.give(a!, ANSWERED);
+    pool.give(b!, ANSWERED);
+    pool.give(await waiting, ANSWERED);
+    // A ticket given back twice frees one slot, not two.
+    pool.give(a!, ANSWERED);
+    expect(pool.running).toBe(0);
+    expect(pool.snapshot().held).toEqual({ token: 0, sent: 0, oldestMs: 0 });
+  });
+
   it('rejects a take waiting out a pause when its signal aborts', async () => {
     vi.useFakeTimers();
     const pool = new Pool(4);
-    pool.give(await pool.take(undefined, false), tooMany(5_000));
+    await answer(pool, 17, tooMany(5_000));
+    expect(pool.snapshot().pausedForMs).toBeGreaterThan(0);
     const stop = new AbortController();
     const waiting = pool.take(stop.signal, false);
     stop.abort(new Error('run stopped'));
