@@ -31,6 +31,7 @@ function syncSettingsOf(env: Env): SyncProcessorDeps['settings'] {
     inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
     runLockTtlMs: env.JOB_LOCK_MS,
     runsKept: env.RUNS_KEPT,
+    stallMs: env.RUN_STALL_S * 1000,
   };
 }
 
@@ -64,6 +65,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         adapterFor: (t) => app.adapterFor(t),
         settings: syncSettingsOf(env),
         shutdown,
+        redisDown: () => app.outage.down,
         notify: app.notify,
         ...(metrics
           ? {
@@ -73,6 +75,8 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
                   metrics.runs.inc({ tenant, outcome });
                   metrics.runSeconds.observe({ tenant }, seconds);
                 },
+                stalled: (tenant) => metrics.runStalls.inc({ tenant }),
+                progressAt: (tenant, at) => (at === undefined ? metrics.runProgressTimestamp.remove({ tenant }) : metrics.runProgressTimestamp.set({ tenant }, at / 1000)),
               },
             }
           : {}),

@@ -134,7 +134,7 @@ async function create(ctx: RunContext, rec: ContactRecord, body: ContactCreate, 
       }
       if (!(err instanceof AmbiguousError)) throw err;
       // The write may have happened: look before trying again. The intent stays until we know.
-      await sleep(ctx.services.settings.ambiguousRecheckMs, ctx.signal);
+      await ctx.progress.during('recheck', sleep(ctx.services.settings.ambiguousRecheckMs, ctx.signal));
       const found = await lookUp(ctx, body.name, rec.id);
       if (found) return adopt(ctx, rec.id, found);
       if (attempt >= MAX_CREATE_ATTEMPTS) throw err;

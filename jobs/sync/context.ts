@@ -14,6 +14,7 @@ import type { RecordMirror } from '../../src/state/record-mirror.js';
 import type { TenantFlags } from '../../src/state/flags.js';
 import type { SyncMode } from '../../src/queues/index.js';
 import type { Pool } from './pool.js';
+import { RunProgress } from './progress.js';
 import { DEFAULT_STATE_WRITER, StateWriter } from './state-writer.js';
 import { windowSize } from './window.js';
 
@@ -94,6 +95,8 @@ export class RunContext {
   readonly unlinkedPayments: string[] = [];
   /** Record state (id-map entries, hashes, ends of intents) written in batches; see StateWriter. */
   readonly writer: StateWriter;
+  /** The run's phase, its steps and its waits (progress.ts), read by the stall watchdog. */
+  readonly progress = new RunProgress();
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly ended = new Map<string, number>();
   /** Records of pages under way (platform id -> the page's end), so a record that needs one can wait for it. */
@@ -133,18 +136,19 @@ export class RunContext {
     // lookup, a request): as many listeners as records in the window, each removed when its wait ends.
     const waiters = windowSize(services.settings.pageSize, services.pool.limit) + services.pool.limit + 16;
     setMaxListeners(waiters, ...new Set([signal, requestSignal]));
-    this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running });
+    this.writer = new StateWriter(services.stores.records, tenant, { ...DEFAULT_STATE_WRITER, inFlight: () => services.pool.running, waits: this.progress });
     const { pool } = services;
     // Slots are waited for under the run's stop (no request, nor a retry after its back-off, starts once the run is
     // stopped), whatever signal the client passes (the cancel signal, which stop includes).
     this.call = {
       signal: requestSignal,
-      slots: { take: (_signal, again) => pool.take(signal, again), give: (ticket, outcome) => pool.give(ticket, outcome) },
+      slots: { take: (_signal, again) => pool.take(signal, again), sending: (ticket) => pool.sending(ticket), give: (ticket, outcome) => pool.give(ticket, outcome) },
     };
   }
 
   count(entity: Entity, outcome: RecordOutcome, n = 1): void {
     if (n === 0) return;
+    this.progress.step();
     const k: CountKey = `${entity}.${outcome}`;
     this.counts[k] = (this.counts[k] ?? 0) + n;
     this.counts[outcome] = (this.counts[outcome] ?? 0) + n;
@@ -197,7 +201,7 @@ export class RunContext {
     const before = this.inFlight.get(k);
     const endedAfterSnapshot = (this.ended.get(k) ?? 0) > snapshot;
     const run = (async () => {
-      if (before) await before.catch(() => undefined);
+      if (before) await this.progress.during('record', before.catch(() => undefined));
       return task(before !== undefined || endedAfterSnapshot);
     })();
     this.inFlight.set(k, run);
@@ -258,7 +262,7 @@ export class RunContext {
       const p = this.pagesUnderWay.get(`${entity}\u0000${id}`);
       if (p) waits.add(p);
     }
-    if (waits.size > 0) await Promise.allSettled([...waits]);
+    if (waits.size > 0) await this.progress.during('page', Promise.allSettled([...waits]));
   }
 
   /**
@@ -269,6 +273,7 @@ export class RunContext {
     this.signal.throwIfAborted();
     const out = await fn(this.call);
     this.lastAnsweredAt = Date.now();
+    this.progress.step();
     return out;
   }
 

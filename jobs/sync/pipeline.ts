@@ -98,7 +98,9 @@ class RunStreams {
   ) {
     const { pageSize } = ctx.services.settings;
     const size = windowSize(pageSize, ctx.services.pool.limit);
-    this.window = new RecordWindow(size, maxPagesOf(size, pageSize));
+    const window = new RecordWindow(size, maxPagesOf(size, pageSize));
+    this.window = window;
+    ctx.progress.window = () => ({ records: window.underWay, pages: window.pagesUnderWay, waiting: window.pagesWaiting });
   }
 
   begin(entity: Entity, at: ListingPosition): void {
@@ -124,7 +126,8 @@ class RunStreams {
     const checkpoint: RunCheckpoint = { entity: first, ...this.positions.get(first), counts: { ...this.ctx.counts } };
     if (second !== undefined) checkpoint.next = { entity: second, ...this.positions.get(second) };
     const { cursors } = this.ctx.services.stores;
-    this.saving = this.saving.then(() => cursors.saveCheckpoint(this.ctx.tenant, this.ctx.runId, first, checkpoint));
+    const { progress } = this.ctx;
+    this.saving = this.saving.then(() => progress.during('checkpoint', cursors.saveCheckpoint(this.ctx.tenant, this.ctx.runId, first, checkpoint)));
     return this.saving;
   }
 }
@@ -134,7 +137,7 @@ export async function runSync(ctx: RunContext, options: RunOptions = {}): Promis
   if (resume) Object.assign(ctx.counts, resume.counts);
   // A tenant's first sync adopts the service's existing contacts (a listing) while the first pages are read: no
   // record is pushed before the adoption has ended (runEntity waits for it), and the run never ends before it.
-  const adopted = ctx.mode === 'reconcile' ? Promise.resolve() : adoptExisting(ctx);
+  const adopted = ctx.mode === 'reconcile' ? Promise.resolve() : ctx.progress.during('adoption', adoptExisting(ctx));
   adopted.catch(() => undefined); // awaited below
   try {
     await runAdopting(ctx, options, adopted);
@@ -148,8 +151,10 @@ async function runAdopting(ctx: RunContext, options: RunOptions, adopted: Promis
   const resume = options.resumeFrom;
   const entities = entitiesOf(ctx.mode);
   if (ctx.mode === 'replay') {
+    ctx.progress.phase = 'adopting';
     await adopted;
     for (const entity of entities) {
+      ctx.progress.phase = `replay ${entity}`;
       await replayEntity(ctx, entity);
       if (entity === 'invoices') await drainPending(ctx);
     }
@@ -192,7 +197,9 @@ async function runAdopting(ctx: RunContext, options: RunOptions, adopted: Promis
   await Promise.allSettled(running);
   for (const run of running) await run;
   // Invoices that waited for their contact, once every payment of the run is in the ledger (their balance is right).
+  ctx.progress.phase = 'pending invoices';
   if (order.includes('invoices')) await drainPending(ctx);
+  ctx.progress.phase = 'set-aside records';
   await retrySetAside(ctx, entities);
 }
 
@@ -253,12 +260,14 @@ async function runEntity(
   // Pages end in any order; this chain takes them in listing order, so a checkpoint never passes a page under way.
   let settled: Promise<void> = Promise.resolve();
   streams.begin(entity, start);
+  ctx.progress.phase = entity;
 
   try {
     for (;;) {
       ctx.throwIfAborted();
       if (streams.failed) break;
-      const page = await readPage(ctx, entity, { since, pageToken, pageSize: settings.pageSize });
+      const page = await ctx.progress.during('platform', readPage(ctx, entity, { since, pageToken, pageSize: settings.pageSize }));
+      ctx.progress.step();
       read += 1;
       const size = page.records.length + page.bad.length;
       records += size;
@@ -272,7 +281,7 @@ async function runEntity(
         if (!maxSeen || compareCursor(c, maxSeen) > 0) maxSeen = c;
       }
       await adopted;
-      await window.acquire(size);
+      await ctx.progress.during('window', window.acquire(size));
       if (streams.failed || ctx.signal.aborted) {
         window.release(size);
         window.endPage();
@@ -306,7 +315,7 @@ async function runEntity(
         pages += 1;
         // The last page is not a place to resume from: the entity ends next (the earlier checkpoint holds till then).
         if (!last) await streams.moved(entity, at);
-        await options.onProgress?.({ entity, pages, records, counts: ctx.counts });
+        await ctx.progress.during('checkpoint', options.onProgress?.({ entity, pages, records, counts: ctx.counts }) ?? Promise.resolve());
       });
       settled.catch(fail);
       if (last) break;

@@ -18,6 +18,8 @@ import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { RunContext, type SyncMetrics, type SyncSettings } from './context.js';
 import { runSync, type RunCheckpoint } from './pipeline.js';
 import { Pool } from './pool.js';
+import { describeWaits } from './progress.js';
+import { RunStalledError, watchRun } from './watchdog.js';
 
 export interface SyncProcessorDeps {
   logger: Logger;
@@ -31,10 +33,19 @@ export interface SyncProcessorDeps {
    * `syncConcurrency`: requests one run keeps in flight; undefined = the tenant's in-flight limit (its own
    * `inFlightLimit`, else `inFlightLimit` here, TENANT_INFLIGHT_LIMIT), so one run can use the whole budget.
    */
-  settings: SyncSettings & { syncConcurrency: number | undefined; inFlightLimit: number; runLockTtlMs: number };
+  /** `stallMs`: a run that makes no progress for this long is stalled (RUN_STALL_S; the watchdog, decision 156). */
+  settings: SyncSettings & { syncConcurrency: number | undefined; inFlightLimit: number; runLockTtlMs: number; stallMs: number };
   /** Aborted when the worker shuts down: runs stop at a page boundary and are picked up again. */
   shutdown: AbortSignal;
-  metrics?: SyncMetrics & { run(tenant: string, outcome: string, seconds: number): void };
+  /** Redis is down now: no run can move, and the watchdog's quiet clock stops (the outage is reported apart). */
+  redisDown?: () => boolean;
+  metrics?: SyncMetrics & {
+    run(tenant: string, outcome: string, seconds: number): void;
+    /** A run stalled (the watchdog ended its attempt). */
+    stalled?(tenant: string): void;
+    /** When the tenant's running run last made progress (ms); undefined: it ended. */
+    progressAt?(tenant: string, at: number | undefined): void;
+  };
   /** Run webhooks: told of every run's end (any outcome) as a `run.finished` event; enqueues, never sends. */
   notify?: EventSink;
 }
@@ -62,16 +73,23 @@ interface OpenRun {
   log: Logger;
   /** When this attempt started (the run's duration metric counts from here). */
   started: number;
+  /** Aborts the run's signals when the watchdog finds it stalled. */
+  stall: AbortController;
+  /** The run's stalls so far (earlier attempts', then this one's). */
+  stalls: number;
 }
+
+/** After a stall, how long the pipeline is given to unwind (its requests cancelled) before the attempt ends anyway. */
+const STALL_UNWIND_MS = 5_000;
 
 /**
  * A run's end, recorded (runs.finish) and told (`run.finished`, after the record, so a receiver that reads the run
  * finds it ended). The event's id is the run's: finished twice (a crash before the job completed), one event.
  */
-async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish): Promise<void> {
+async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish, stalls = 0): Promise<void> {
   await deps.stores.runs.finish(tenant, runId, finish);
   await deps.notify?.emit(
-    runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, errors: finish.errors, startedAt, finishedAt: finish.finishedAt }),
+    runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, errors: finish.errors, startedAt, finishedAt: finish.finishedAt, stalls }),
   );
 }
 
@@ -84,28 +102,67 @@ async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobA
     return undefined;
   });
   run.log.info({ mode: data.mode, resumed: run.resume !== undefined }, 'sync run started');
+  const watch = watchRun(run.ctx.progress, run.ctx.services.pool, {
+    stallMs: deps.settings.stallMs,
+    ...(deps.redisDown ? { paused: deps.redisDown } : {}),
+    onTick: async (r, quietMs) => {
+      deps.metrics?.progressAt?.(tenant.id, r.lastProgressAt);
+      // Where it waits is written once it has been quiet for a while: a moving run writes its progress time only.
+      const waiting = quietMs >= Math.min(60_000, deps.settings.stallMs / 4) ? describeWaits(r) : '';
+      await deps.stores.runs.update(tenant.id, run.ctx.runId, { progressAt: r.lastProgressAt, waiting });
+    },
+  });
+  const pipeline = runSync(run.ctx, {
+    ...(data.since ? { sinceDate: data.since } : {}),
+    ...(run.resume ? { resumeFrom: run.resume } : {}),
+    onProgress: async (p) => {
+      await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: p.counts });
+      await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
+    },
+  });
   try {
-    await runSync(run.ctx, {
-      ...(data.since ? { sinceDate: data.since } : {}),
-      ...(run.resume ? { resumeFrom: run.resume } : {}),
-      onProgress: async (p) => {
-        await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: p.counts });
-        await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
-      },
-    });
+    // A stalled pipeline may never settle (whatever it waits on): the attempt ends on the watchdog's word.
+    const stalled = await Promise.race([pipeline.then(() => undefined), watch.stalled]);
+    if (stalled) throw await stallRun(deps, run, stalled, pipeline);
   } catch (err) {
     if (err instanceof PlatformNotConnectedError) return waitRun(deps, data, run, err);
     throw await outcomeOf(deps, run, err, attempt);
+  } finally {
+    watch.stop();
+    deps.metrics?.progressAt?.(tenant.id, undefined);
   }
   return finishRun(deps, data, run);
+}
+
+/**
+ * The watchdog found the run stalled: it says where it waits (error level), counts it, aborts the run's signals (no
+ * new request; requests in flight cancelled) and gives the pipeline a moment to unwind; the stall is kept with the
+ * run (status, the API) and its reason with the run's errors (`run.finished`). Returns the error to end the attempt
+ * with: retried by BullMQ with back-off, resumed from the run's checkpoint; on the last attempt the run fails with it.
+ */
+async function stallRun(deps: SyncProcessorDeps, run: OpenRun, err: RunStalledError, pipeline: Promise<void>): Promise<RunStalledError> {
+  const { ctx, log, stall } = run;
+  log.error(
+    { phase: err.report.phase, quietS: Math.round(err.quietMs / 1000), waits: err.report.waits, pool: err.report.pool, window: err.report.window, counts: ctx.counts },
+    'sync run stalled: no progress within RUN_STALL_S; ending this attempt (the job is retried from its checkpoint)',
+  );
+  deps.metrics?.stalled?.(ctx.tenant);
+  stall.abort(err);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([pipeline.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, STALL_UNWIND_MS)))]);
+  clearTimeout(timer);
+  ctx.note(`the attempt of ${new Date(run.started).toISOString()} ${err.message}`);
+  run.stalls += 1;
+  await deps.stores.runs.update(ctx.tenant, ctx.runId, { stalls: { count: run.stalls, at: Date.now(), reason: err.message }, waiting: err.message });
+  return err;
 }
 
 /**
  * The tenant's platform is not connected yet: the run ends `waiting` ("waiting for connection" in `status`), the
  * job completes (no retry: a connect link binding the tenant requests its first run), the checkpoint is dropped.
  */
-async function waitRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
-  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] });
+async function waitRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started, stalls }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] }, stalls);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'waiting', (Date.now() - started) / 1000);
   log.info({ reason: err.message }, 'sync run waiting for connection');
@@ -125,6 +182,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   const existing = await runs.get(tenant.id, runId);
   if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt }, deps.settings.runsKept);
   const cancelled = attempt.cancelled ? [attempt.cancelled] : [];
+  const stall = new AbortController();
   // Built after the run's record is started, so a failure here (a platform adapter that cannot be made) must end
   // that record: the run is failed with the reason, and the job with it (retrying cannot mend a setting).
   let client: CollectionsClient;
@@ -156,11 +214,13 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
       settings: deps.settings,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     },
-    stop: AbortSignal.any([deps.shutdown, attempt.lockLost, ...cancelled]),
-    cancelRequests: AbortSignal.any([attempt.lockLost, ...cancelled]),
+    stop: AbortSignal.any([deps.shutdown, attempt.lockLost, stall.signal, ...cancelled]),
+    cancelRequests: AbortSignal.any([attempt.lockLost, stall.signal, ...cancelled]),
     startedAt: existing?.startedAt ?? started,
   });
-  return { ctx, resume, log, started };
+  // A run retried after a stall says so in its report (run.finished, status), whatever this attempt's end.
+  if (existing?.stalls) ctx.note(`an earlier attempt stalled (${existing.stalls.count} in all; the last at ${new Date(existing.stalls.at).toISOString()}): ${existing.stalls.reason}`);
+  return { ctx, resume, log, started, stall, stalls: existing?.stalls?.count ?? 0 };
 }
 
 /**
@@ -176,6 +236,7 @@ async function outcomeOf(deps: SyncProcessorDeps, { ctx, log }: OpenRun, err: un
     await runs.update(ctx.tenant, ctx.runId, { phase: `rescheduled: platform ${err.scope} limit` });
     return reschedule(err.retryAfterMs, `platform ${err.scope} limit`);
   }
+  if (err instanceof RunStalledError) return err;
   if (ctx.signal.aborted && !attempt.cancelled?.aborted) {
     log.info('run interrupted (shutdown or lost run lock); it resumes from its checkpoint');
     return reschedule(1_000, 'interrupted');
@@ -186,15 +247,17 @@ async function outcomeOf(deps: SyncProcessorDeps, { ctx, log }: OpenRun, err: un
 }
 
 /** The job gives up: the run is recorded as failed and its checkpoint dropped (the next run starts afresh). */
-async function failRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, started }: OpenRun, err: unknown): Promise<void> {
+async function failRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, started, stalls }: OpenRun, err: unknown): Promise<void> {
   const message = err instanceof Error ? err.message : String(err);
-  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors: [...ctx.errors, message] });
+  // A stall is noted already (stallRun).
+  const errors = err instanceof RunStalledError ? ctx.errors : [...ctx.errors, message];
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors }, stalls);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'failed', (Date.now() - started) / 1000);
 }
 
 /** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad. */
-async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started }: OpenRun): Promise<SyncResult> {
+async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started, stalls }: OpenRun): Promise<SyncResult> {
   const outcome = ctx.counted('deadLettered') + ctx.counted('badRecords') > 0 ? 'partial' : 'succeeded';
   await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, {
     outcome,
@@ -202,7 +265,7 @@ async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log,
     counts: ctx.counts,
     errors: ctx.errors,
     unlinkedPayments: ctx.unlinkedPayments,
-  });
+  }, stalls);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, outcome, (Date.now() - started) / 1000);
   log.info({ outcome, counts: ctx.counts }, 'sync run finished');

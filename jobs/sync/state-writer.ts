@@ -18,6 +18,8 @@ export interface StateWriterOptions {
   maxDelayMs: number;
   /** Requests of the run in flight; 0 = write when the current turn of the event loop ends. */
   inFlight: () => number;
+  /** Told of each write waited for (the run's progress: a stalled run says it waits on Redis). */
+  waits?: { enter(kind: 'redis'): void; leave(kind: 'redis'): void };
 }
 
 export const DEFAULT_STATE_WRITER: Omit<StateWriterOptions, 'inFlight'> = { maxBatch: 100, maxDelayMs: 20 };
@@ -51,7 +53,17 @@ export class StateWriter {
     }
     batch.entries.push(entry);
     if (options.endIntent) batch.endIntents.push(entry.id);
-    const done = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
+    const waits = this.options.waits;
+    waits?.enter('redis');
+    const done = new Promise<void>((resolve, reject) =>
+      batch.waiters.push({
+        resolve: () => (waits?.leave('redis'), resolve()),
+        reject: (err) => {
+          waits?.leave('redis');
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      }),
+    );
     if (batch.entries.length >= this.options.maxBatch) this.write(entity);
     else if (this.options.inFlight() === 0) batch.immediate ??= setImmediate(() => this.write(entity));
     else batch.timer ??= setTimeout(() => this.write(entity), this.options.maxDelayMs);

@@ -41,6 +41,15 @@ export class RecordWindow {
     return this.used;
   }
 
+  /** Pages under way, and pages waiting for room (what a stalled run's report shows). */
+  get pagesUnderWay(): number {
+    return this.pages;
+  }
+
+  get pagesWaiting(): number {
+    return this.waiters.length;
+  }
+
   private wake(): void {
     // In order: a large page waiting first is not starved by smaller ones behind it.
     while (this.waiters.length > 0 && this.fits(this.waiters[0]!.n)) {

@@ -76,6 +76,12 @@ export const runSchema = runSummarySchema
   .extend({
     tenantId,
     phase: z.string().nullable(),
+    lastProgressAt: iso.nullable().openapi({ description: 'running: when the run last made progress (a record decided, a request answered, a page read), as the stall watchdog saw it' }),
+    waitingOn: z.string().nullable().openapi({ description: 'running and quiet for a while: where the run waits (its waits by kind, request slots, window)' }),
+    stalls: z
+      .object({ count: count, lastAt: iso, lastReason: z.string() })
+      .nullable()
+      .openapi({ description: 'attempts of this run the stall watchdog ended (no progress within RUN_STALL_S); each was retried from the checkpoint' }),
     durationMs: z.number().int().nonnegative().nullable(),
     counts: z.object({ total: countsSchema, byEntity: perEntity(countsSchema) }).openapi({ description: 'records by outcome (created, updated, skipped, deadLettered, ...), in all and per entity' }),
     errors: z.array(z.string()),

@@ -108,6 +108,11 @@ export const envSchema = z.object({
   WORKER_WEDGE_S: int(60, 5, 3_600),
   /** Dead letters whose last attempt is older than this many days are dropped (0 = kept until pushed or cleared). */
   DEAD_LETTER_MAX_AGE_DAYS: int(90, 0, 3650),
+  /**
+   * A running sync run that makes no progress (no record decided, no request answered, no page read) for this long
+   * is stalled: its attempt ends with an error saying where it waits, and the job is retried from its checkpoint.
+   */
+  RUN_STALL_S: int(300, 1, 86_400),
   /** Runs kept per tenant in the run history (`status` shows the last ones); starting a run drops the oldest beyond it. */
   RUNS_KEPT: int(100, 1, 100_000),
   /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */

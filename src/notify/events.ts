@@ -30,6 +30,8 @@ export const runFinishedDataSchema = z.strictObject({
   /** Records set aside in this run (the `deadLettered` count), 0 when none. */
   deadLettered: z.number().int().nonnegative(),
   errors: z.array(z.string().max(EVENT_ERROR_MAX_CHARS + 3)).max(EVENT_ERRORS_KEPT),
+  /** Attempts of this run the stall watchdog ended (no progress within RUN_STALL_S); their reason is among `errors`. */
+  stalls: z.number().int().nonnegative().optional(),
   startedAt: iso,
   finishedAt: iso,
 });
@@ -78,6 +80,7 @@ export function runFinishedEvent(r: {
   errors: readonly string[];
   startedAt: number;
   finishedAt: number;
+  stalls?: number;
 }): NotifyEvent {
   const finishedAt = new Date(r.finishedAt).toISOString();
   return {
@@ -93,6 +96,7 @@ export function runFinishedEvent(r: {
       counts: { ...r.counts },
       deadLettered: r.counts['deadLettered'] ?? 0,
       errors: r.errors.slice(0, EVENT_ERRORS_KEPT).map(cut),
+      stalls: r.stalls ?? 0,
       startedAt: new Date(r.startedAt).toISOString(),
       finishedAt,
     },

@@ -20,6 +20,14 @@ export interface Metrics {
   jobs: OutcomeCounter<'queue' | 'outcome'>;
   runs: OutcomeCounter<'tenant' | 'outcome'>;
   runSeconds: Histogram<'tenant'>;
+  /** Run attempts the stall watchdog ended: no progress within RUN_STALL_S (decision 156). */
+  runStalls: Counter<'tenant'>;
+  /**
+   * When the tenant's running run last made progress (a record decided, a request answered, a page read), Unix
+   * seconds, from the process running it; no series while no run of the tenant runs here. `time() - this` is how
+   * long a running run has been quiet.
+   */
+  runProgressTimestamp: Gauge<'tenant'>;
   records: OutcomeCounter<'tenant' | 'entity' | 'outcome'>;
   httpRequests: Counter<'route' | 'method' | 'status'>;
   httpSeconds: Histogram<'route' | 'method'>;
@@ -192,6 +200,18 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       help: 'Duration of sync runs',
       labelNames: ['tenant'],
       buckets: [1, 5, 15, 60, 300, 900, 3600, 14400],
+      registers: r,
+    }),
+    runStalls: new Counter({
+      name: 'collections_sync_run_stalls_total',
+      help: 'Sync run attempts ended by the stall watchdog (no progress within RUN_STALL_S), by tenant',
+      labelNames: ['tenant'],
+      registers: r,
+    }),
+    runProgressTimestamp: new Gauge({
+      name: 'collections_sync_run_progress_timestamp_seconds',
+      help: "When the tenant's running run last made progress (a record decided, a request answered, a page read), Unix time in seconds; no series while none runs in this process",
+      labelNames: ['tenant'],
       registers: r,
     }),
     records: outcomeCounter(

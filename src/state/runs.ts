@@ -35,11 +35,23 @@ export const runStartSchema = z.object({
 });
 export type RunStart = z.infer<typeof runStartSchema>;
 
+/** A run's stalls (issue 35): attempts the watchdog ended for want of progress, and the last one's time and reason. */
+export const runStallsSchema = z.object({ count: z.number().int().positive(), at: z.number().int(), reason: z.string() });
+export type RunStalls = z.infer<typeof runStallsSchema>;
+
+/** What a running run is waiting on, in one line, at most this long. */
+export const RUN_WAITING_MAX_CHARS = 500;
+
 export interface RunPatch {
   /** Absolute values (replace those fields); use `increment` for deltas. */
   counts?: Record<string, number>;
   phase?: string;
   progress?: z.infer<typeof progressSchema>;
+  /** When the run last made progress (ms; the stall watchdog's view). */
+  progressAt?: number;
+  /** Where it waits now (one line; '' when it moves). */
+  waiting?: string;
+  stalls?: RunStalls;
 }
 
 export interface RunFinish {
@@ -65,6 +77,9 @@ export const runRecordSchema = runStartSchema.extend({
   errorsOmitted: z.number().int().nonnegative(),
   unlinkedPayments: z.array(z.string()),
   unlinkedOmitted: z.number().int().nonnegative(),
+  progressAt: z.number().int().optional(),
+  waiting: z.string().optional(),
+  stalls: runStallsSchema.optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
@@ -123,6 +138,9 @@ export class RunStore {
     if (patch.counts) fields.push(...countFields(patch.counts));
     if (patch.phase !== undefined) fields.push('phase', patch.phase);
     if (patch.progress !== undefined) fields.push('progress', JSON.stringify(progressSchema.parse(patch.progress)));
+    if (patch.progressAt !== undefined) fields.push('progressAt', String(Math.round(patch.progressAt)));
+    if (patch.waiting !== undefined) fields.push('waiting', patch.waiting.slice(0, RUN_WAITING_MAX_CHARS));
+    if (patch.stalls !== undefined) fields.push('stalls', JSON.stringify(runStallsSchema.parse({ ...patch.stalls, reason: patch.stalls.reason.slice(0, RUN_ERROR_MAX_CHARS) })));
     if (fields.length === 0) return true;
     return (await PATCH.run(this.redis, [this.runKey(tenant, runId)], ['set', ...fields])) === 1;
   }
@@ -139,6 +157,7 @@ export class RunStore {
       'outcome', runOutcomeSchema.parse(result.outcome),
       'finishedAt', String(result.finishedAt),
       'errors', capped(result.errors, RUN_ERRORS_KEPT, RUN_ERROR_MAX_CHARS),
+      'waiting', '',
       ...countFields(result.counts),
     ];
     if (result.unlinkedPayments) fields.push('unlinked', capped(result.unlinkedPayments, RUN_UNLINKED_KEPT));
@@ -213,6 +232,10 @@ export class RunStore {
     if (h.has('progress')) record['progress'] = parseJson(progressSchema, h.get('progress') ?? '', k, 'progress');
     if (h.has('outcome')) record['outcome'] = h.get('outcome');
     if (h.has('finishedAt')) record['finishedAt'] = Number(h.get('finishedAt'));
+    if (h.has('progressAt')) record['progressAt'] = Number(h.get('progressAt'));
+    const waiting = h.get('waiting');
+    if (waiting) record['waiting'] = waiting;
+    if (h.has('stalls')) record['stalls'] = parseJson(runStallsSchema, h.get('stalls') ?? '', k, 'stalls');
     return parseValue(runRecordSchema, record, k);
   }
 }

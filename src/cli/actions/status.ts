@@ -80,11 +80,18 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<vo
       const d = r.lastDelivery;
       if (d) out(`  run webhook: ${d.type} ${d.eventId} ${d.state} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.statusCode !== undefined ? ` (status ${d.statusCode})` : d.error ? ` (${d.error})` : ''} ${ago(d.at)}`);
       for (const run of r.lastRuns) {
-        out(`  run ${run.runId} ${run.mode} ${run.outcome === 'waiting' ? 'waiting for connection' : (run.outcome ?? `running (${run.phase ?? 'starting'})`)} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
+        out(`  run ${run.runId} ${run.mode} ${run.outcome === 'waiting' ? 'waiting for connection' : (run.outcome ?? running(run))} started ${ago(run.startedAt)}: ${describeCounts(run.counts) || 'nothing to do'}`);
+        if (run.outcome === undefined && run.waiting) out(`    waiting on: ${run.waiting}`);
+        if (run.stalls) out(`    stalled ${run.stalls.count} time${run.stalls.count === 1 ? '' : 's'} (the last ${ago(run.stalls.at)}): ${run.stalls.reason}`);
       }
     }
     return undefined;
   } finally {
     app.close();
   }
+}
+
+/** `running (contacts), last progress 12 min ago (2026-12-02 10:02 UTC)`: a run quiet for long says so before the watchdog acts. */
+function running(run: { phase?: string | undefined; progressAt?: number | undefined }): string {
+  return `running (${run.phase ?? 'starting'})${run.progressAt === undefined ? '' : `, last progress ${ago(run.progressAt)}`}`;
 }

@@ -32,10 +32,13 @@ export class MemoryAdapter implements PlatformAdapter {
   /**
    * One page: entries with cursor >= since and > the token's cursor, `pageSize` of them (good and bad count
    * alike). Bad records whose `updatedAt` is unreadable have no place in the order: they are reported on the
-   * first page of every listing. A failure queued with `store.failNext` is thrown first.
+   * first page of every listing. A read held with `store.holdNext` waits first; a failure queued with
+   * `store.failNext` is thrown first.
    */
   async readPage<E extends Entity>(entity: E, req: PageRequest): Promise<Page<E>> {
     req.signal?.throwIfAborted();
+    const hold = this.store.takeHold(entity);
+    if (hold !== undefined) await hold;
     const failure = this.store.takeFailure(entity);
     if (failure !== undefined) throw failure.error;
 

@@ -26,6 +26,7 @@ export interface EntitySnapshot<E extends Entity> {
 export class MemoryPlatform {
   private readonly data = new Map<Entity, Map<string, RawRecord>>(ENTITIES.map((e) => [e, new Map()]));
   private readonly failures = new Map<Entity, unknown[]>();
+  private readonly holds = new Map<Entity, Promise<void>[]>();
   private readonly versions = new Map<Entity, number>();
   private readonly snapshots = new Map<Entity, { version: number; snapshot: EntitySnapshot<Entity> }>();
 
@@ -70,6 +71,7 @@ export class MemoryPlatform {
       this.touch(entity);
     }
     this.failures.clear();
+    this.holds.clear();
   }
 
   /** The next `readPage` of `entity` throws `error` (once; several calls queue several failures). */
@@ -77,6 +79,22 @@ export class MemoryPlatform {
     const queue = this.failures.get(entity) ?? [];
     queue.push(error);
     this.failures.set(entity, queue);
+  }
+
+  /**
+   * The next `readPage` of `entity` waits until `release` is called (a platform that takes the request and never
+   * answers; the run's stall watchdog must end such a wait). Several calls hold several reads.
+   */
+  holdNext(entity: Entity): { release: () => void } {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.holds.set(entity, [...(this.holds.get(entity) ?? []), held]);
+    return { release };
+  }
+
+  /** Takes the next hold of `entity`, if any (the adapter waits for it). */
+  takeHold(entity: Entity): Promise<void> | undefined {
+    return this.holds.get(entity)?.shift();
   }
 
   /** Takes the next queued failure of `entity`, if any. Used by the adapter. */
