@@ -79,6 +79,9 @@ const ok = (status: 200 | 201 | 202, body: unknown, headers: Record<string, stri
   send(new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } }));
 const unknownTenant = (): never => fail(plain(404, 'no such tenant'));
 
+const invalidIdempotencyKey = (): Response =>
+  problemResponse(ours('invalid-idempotency-key', 'Idempotency-Key: 1-255 printable ASCII characters', [{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]));
+
 const WHERE = { json: 'body', query: 'query', param: 'path', header: 'header' } as const;
 
 function isJson(contentType: string | undefined): boolean {
@@ -95,6 +98,9 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
     defaultHook: (result) => {
       if (result.success) return undefined;
       const where = WHERE[result.target as keyof typeof WHERE] ?? 'body';
+      // The Idempotency-Key header's schema bounds its length (for the document); whichever rule it breaks, it is
+      // the one problem of an invalid key, as `once` answers a key that passed the schema but not IDEMPOTENCY_KEY.
+      if (where === 'header' && result.error.issues.every((i) => i.path[0] === 'idempotency-key')) return invalidIdempotencyKey();
       const errors: FieldError[] = result.error.issues.map((i) => ({ in: where, path: i.path.map((p) => (typeof p === 'number' ? p : String(p))), message: i.message }));
       return problemResponse(where === 'body' ? ours('invalid-request', 'the body did not validate', errors) : ours('invalid-query', `the ${where} did not validate`, errors));
     },
@@ -168,7 +174,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
   const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>): Promise<Response> => {
     const header = c.req.header('idempotency-key');
     if (header === undefined || idempotency === undefined) return answer();
-    if (!IDEMPOTENCY_KEY.test(header)) return problemResponse(ours('invalid-idempotency-key', 'Idempotency-Key: 1-255 printable ASCII characters', [{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]));
+    if (!IDEMPOTENCY_KEY.test(header)) return invalidIdempotencyKey();
     const claim = await idempotency.claim(tenant, c.get('key').name, header, `${c.req.method} ${c.req.path} ${JSON.stringify(body ?? null)}`);
     if (claim.kind === 'reused') return problemResponse(ours('idempotency-key-reused', 'this Idempotency-Key was used for another request (method, path or body) in the last 24 h'));
     if (claim.kind === 'in_flight') return problemResponse(ours('idempotency-key-in-flight', 'a request with this Idempotency-Key is under way; retry once it has answered'));

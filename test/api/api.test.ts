@@ -237,7 +237,14 @@ describe('the control API', () => {
     const busy = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'under-way-1' } });
     expect(busy.status).toBe(409);
     expect(busy.body.type).toBe('tag:collections-sync,2026:problem/idempotency-key-in-flight');
-    expect((await api.call('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'k'.repeat(300) } })).status).toBe(400);
+    // A key too long, or with a character outside printable ASCII, is the same problem whichever rule it breaks.
+    for (const bad of ['k'.repeat(256), 'k'.repeat(300), 'tab\tinside']) {
+      const refused = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': bad } });
+      expect(refused.status, `${bad.length} characters`).toBe(400);
+      expect(refused.body.type, `${bad.length} characters`).toBe('tag:collections-sync,2026:problem/invalid-idempotency-key');
+      expect(refused.body.errors, `${bad.length} characters`).toEqual([{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]);
+    }
+    expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 0, delayed: 0 });
   });
 
   it('pages the dead letters newest first with a cursor, by entity, and refuses a cursor it did not give', async () => {
