@@ -17,8 +17,8 @@ import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
 
-const FULL = 'full-key-0123456789abcdefghijklmnopqrstuvwxyz';
-const BETA_ONLY = 'beta-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const FULL = 'full-key-Ur7Kd2Wq9XbN4tLm8VzHc3Jp6Fs5Gy';
+const BETA_ONLY = 'beta-key-Pn5Dx8Qw2Ha7Rk4VmLz9Tc3Jb6Fs';
 const T = '2026-11-02T08:15:00Z';
 const contact = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify({ id, updatedAt: T, name: `Company ${id}`, ...extra });
 const invoice = (id: string, contactId: string) => JSON.stringify({ id, contactId, updatedAt: T, status: 'AUTHORISED', number: `N-${id}`, date: '2026-10-01', dueDate: '2026-10-31', total: 100 });
@@ -96,7 +96,7 @@ describe('the control API', () => {
       ['GET', '/v1'],
     ];
     for (const [method, path, body] of calls) {
-      for (const key of [undefined, 'wrong-key-0123456789abcdefghijklmnopqrstuvwxyz', `${FULL}x`]) {
+      for (const key of [undefined, 'wrong-key-Zk8Rt3Wq7Xb2Nm5Lv9Hc4Jp6Fs', `${FULL}x`]) {
         const got = await api.call(method, path, { ...(key !== undefined ? { key } : {}), ...(body !== undefined ? { body } : {}) });
         expect(shape(got), `${method} ${path} ${key ?? '(no key)'}`).toEqual(one);
       }

@@ -11,7 +11,7 @@ import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { newSecret, startReceiver, until, type Receiver } from '../notify/receiver.js';
 
-const KEY = 'app-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const KEY = 'app-key-Xq4Rn8WzT2bLk6VsMd9JhC3Fp7Ge5Ay';
 const PLATFORM = `api-webhook-${process.pid}-${Date.now()}`;
 const T = '2026-11-02T08:15:00.000Z';
 

@@ -229,7 +229,7 @@ describe('run webhooks in the control API', () => {
 
   it("GET /v1/tenants shows a tenant's last delivery as lastWebhook", async () => {
     const secret = newSecret();
-    const key = 'notify-test-key-0123456789abcdefghijklmnop';
+    const key = 'notify-test-key-Wd5Qx9Tr2Bn7Kz4VmLc8Hs3Jp';
     receiver = await startReceiver(secret);
     rig = await startRig({
       redisUrl: redis.url,
