@@ -55,6 +55,8 @@ export interface ApiDeps {
   keys: readonly ApiKey[];
   /** API_RATE_PER_MIN: requests per key name per minute (per process). */
   ratePerMin: number;
+  /** API_IDEMPOTENCY_MAX_PER_KEY: Idempotency-Key answers kept per key name (default IDEMPOTENCY_MAX_PER_KEY). */
+  idempotencyMaxPerKey?: number;
   redis: Redis;
   prefix: string;
   stores: Pick<StateStores, 'runs' | 'deadLetters' | 'cursors' | 'pending' | 'runLock'>;
@@ -166,7 +168,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (d === undefined) throw new Error('the API was built for its document only');
     return d;
   };
-  const idempotency = d === undefined ? undefined : new IdempotencyStore(d.redis, d.prefix);
+  const idempotency = d === undefined ? undefined : new IdempotencyStore(d.redis, d.prefix, d.idempotencyMaxPerKey === undefined ? {} : { maxPerKey: d.idempotencyMaxPerKey });
   /** The tenant if this key may see it. */
   const visible = (c: Context<ApiEnv>, id: string): TenantConfig | undefined => (maySee(c.get('key'), id) ? need().tenant(id) : undefined);
 

@@ -11,14 +11,20 @@
  *
  * The key is scoped by the API key's name and the tenant (the key's owner, a Cluster hash tag): two callers' keys
  * never meet. A crash while a request runs leaves the marker for at most its 60 s.
+ *
+ * The answers kept per API key name are capped (API_IDEMPOTENCY_MAX_PER_KEY, decision 0170): an index per key name (a
+ * sorted set under the key name's own hash tag, scored by when each answer was kept) names them, and past the cap the
+ * oldest are deleted as a new one is kept. A retry of one deleted runs again, as after its 24 h.
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { tenantKey } from '../redis/keys.js';
+import { clientKey, tenantKey } from '../redis/keys.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const IN_FLIGHT_TTL_MS = 60_000;
+/** API_IDEMPOTENCY_MAX_PER_KEY's default: answers kept per API key name. */
+export const IDEMPOTENCY_MAX_PER_KEY = 10_000;
 /** What the header may hold: printable ASCII, 1-255 characters. */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
@@ -37,26 +43,52 @@ export type Claim = { kind: 'run'; finish(answer: KeptAnswer): Promise<void>; ab
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
+export interface IdempotencyOptions {
+  /** Answers kept per API key name (API_IDEMPOTENCY_MAX_PER_KEY); default IDEMPOTENCY_MAX_PER_KEY. */
+  maxPerKey?: number;
+  now?: () => number;
+}
+
 export class IdempotencyStore {
+  private readonly maxPerKey: number;
+  private readonly now: () => number;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+    options: IdempotencyOptions = {},
+  ) {
+    this.maxPerKey = options.maxPerKey ?? IDEMPOTENCY_MAX_PER_KEY;
+    this.now = options.now ?? Date.now;
+  }
 
   key(tenant: string, keyName: string, idempotencyKey: string): string {
-    return tenantKey(this.prefix, tenant, ['api', 'idempotency'], keyName, sha256(idempotencyKey));
+    return this.keyOf(tenant, keyName, sha256(idempotencyKey));
+  }
+
+  private keyOf(tenant: string, keyName: string, digest: string): string {
+    return tenantKey(this.prefix, tenant, ['api', 'idempotency'], keyName, digest);
+  }
+
+  /** The index of the answers kept for one API key name: members `<tenant>:<digest>`, scored by when each was kept. */
+  private indexKey(keyName: string): string {
+    return clientKey(this.prefix, keyName, ['api', 'idempotency-index']);
   }
 
   /** What to do with a request: `fingerprint` names it (method, path, body). */
   async claim(tenant: string, keyName: string, idempotencyKey: string, fingerprint: string): Promise<Claim> {
-    const k = this.key(tenant, keyName, idempotencyKey);
+    const digest = sha256(idempotencyKey);
+    const k = this.keyOf(tenant, keyName, digest);
     const fp = sha256(fingerprint);
     // Twice at most: a kept answer that expires between the SET and the GET is claimed on the second pass.
     for (let pass = 0; pass < 2; pass += 1) {
       if ((await this.redis.set(k, JSON.stringify({ state: 'running', fingerprint: fp }), 'PX', IN_FLIGHT_TTL_MS, 'NX')) === 'OK') {
         return {
           kind: 'run',
-          finish: async (answer) => void (await this.redis.set(k, JSON.stringify({ state: 'done', fingerprint: fp, ...answer }), 'PX', IDEMPOTENCY_TTL_MS)),
+          finish: async (answer) => {
+            await this.redis.set(k, JSON.stringify({ state: 'done', fingerprint: fp, ...answer }), 'PX', IDEMPOTENCY_TTL_MS);
+            await this.indexed(tenant, keyName, digest);
+          },
           abandon: async () => void (await this.redis.del(k)),
         };
       }
@@ -70,5 +102,32 @@ export class IdempotencyStore {
       return { kind: 'replay', answer: { status, body, ...(location !== undefined ? { location } : {}) } };
     }
     return { kind: 'in_flight' };
+  }
+
+  /**
+   * Names a kept answer in its key name's index, drops what expired from it, and deletes the oldest answers past the
+   * cap. The index is one key (one slot); the answers are under their tenants' tags, so each is deleted on its own.
+   * Two requests at the cap at once may each delete one: a few answers fewer than the cap for a moment, never more.
+   */
+  private async indexed(tenant: string, keyName: string, digest: string): Promise<void> {
+    const index = this.indexKey(keyName);
+    const now = this.now();
+    const result = await this.redis
+      .multi()
+      .zadd(index, now, `${tenant}:${digest}`)
+      .zremrangebyscore(index, '-inf', now - IDEMPOTENCY_TTL_MS)
+      .pexpire(index, IDEMPOTENCY_TTL_MS)
+      .zcard(index)
+      .exec();
+    const count = Number(result?.[3]?.[1] ?? 0);
+    if (count <= this.maxPerKey) return;
+    const popped = await this.redis.zpopmin(index, count - this.maxPerKey);
+    const gone: string[] = [];
+    // ZPOPMIN answers member, score, member, score...
+    for (let i = 0; i < popped.length; i += 2) {
+      const [owner, hash] = (popped[i] ?? '').split(':');
+      if (owner !== undefined && hash !== undefined) gone.push(this.keyOf(owner, keyName, hash));
+    }
+    await Promise.all(gone.map((k) => this.redis.unlink(k)));
   }
 }

@@ -66,6 +66,7 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
         {
           keys,
           ratePerMin: env.API_RATE_PER_MIN,
+          idempotencyMaxPerKey: env.API_IDEMPOTENCY_MAX_PER_KEY,
           redis: app.redis,
           prefix: env.KEY_PREFIX,
           stores: app.stores,
