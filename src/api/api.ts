@@ -30,7 +30,7 @@ import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
-import { IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
+import { IDEMPOTENCY_KEY, IdempotencyStore, type Sealer } from './idempotency.js';
 import { digestKeys, keyOf, maySee } from './keys.js';
 import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
@@ -57,6 +57,8 @@ export interface ApiDeps {
   ratePerMin: number;
   /** API_IDEMPOTENCY_MAX_PER_KEY: Idempotency-Key answers kept per key name (default IDEMPOTENCY_MAX_PER_KEY). */
   idempotencyMaxPerKey?: number;
+  /** Seals kept answers that hold a secret (connect links): the token cipher of PLATFORM_TOKEN_KEY; absent: not kept. */
+  sealer?: Sealer;
   redis: Redis;
   prefix: string;
   stores: Pick<StateStores, 'runs' | 'deadLetters' | 'cursors' | 'pending' | 'runLock'>;
@@ -168,12 +170,15 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (d === undefined) throw new Error('the API was built for its document only');
     return d;
   };
-  const idempotency = d === undefined ? undefined : new IdempotencyStore(d.redis, d.prefix, d.idempotencyMaxPerKey === undefined ? {} : { maxPerKey: d.idempotencyMaxPerKey });
+  const idempotency =
+    d === undefined
+      ? undefined
+      : new IdempotencyStore(d.redis, d.prefix, { ...(d.idempotencyMaxPerKey !== undefined ? { maxPerKey: d.idempotencyMaxPerKey } : {}), ...(d.sealer !== undefined ? { sealer: d.sealer } : {}) });
   /** The tenant if this key may see it. */
   const visible = (c: Context<ApiEnv>, id: string): TenantConfig | undefined => (maySee(c.get('key'), id) ? need().tenant(id) : undefined);
 
-  /** Runs `answer` once per Idempotency-Key (idempotency.ts); `body` is the validated body. */
-  const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>): Promise<Response> => {
+  /** Runs `answer` once per Idempotency-Key (idempotency.ts); `body` is the validated body; `secret`: the answer holds one (kept sealed). */
+  const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>, secret = false): Promise<Response> => {
     const header = c.req.header('idempotency-key');
     if (header === undefined || idempotency === undefined) return answer();
     if (!IDEMPOTENCY_KEY.test(header)) return invalidIdempotencyKey();
@@ -188,7 +193,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
       const res = await answer();
       if (res.status >= 200 && res.status < 300) {
         const location = res.headers.get('location');
-        await claim.finish({ status: res.status, body: await res.clone().text(), ...(location ? { location } : {}) });
+        await claim.finish({ status: res.status, body: await res.clone().text(), ...(location ? { location } : {}) }, { secret });
       } else await claim.abandon();
       return res;
     } catch (err) {
@@ -279,7 +284,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
       await once(c, tenantId, body, async () => {
         const made = connect.link(tenantId, ttl);
         return ok(201, { tenantId, url: made.url, expiresAt: isoOf(made.expiresAt), redirectUri: connect.redirectUri });
-      }),
+      }, true),
     );
   });
 }

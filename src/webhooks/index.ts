@@ -67,6 +67,8 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           keys,
           ratePerMin: env.API_RATE_PER_MIN,
           idempotencyMaxPerKey: env.API_IDEMPOTENCY_MAX_PER_KEY,
+          // Connect links kept for an Idempotency-Key are sealed as every other secret at rest.
+          ...(app.tokenBox !== undefined ? { sealer: app.tokenBox } : {}),
           redis: app.redis,
           prefix: env.KEY_PREFIX,
           stores: app.stores,

@@ -293,6 +293,17 @@ describe('the control API', () => {
     expect(file.status).toBe(409);
     expect(file.body.type).toBe('tag:collections-sync,2026:problem/not-connectable');
     expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '90d' } })).status).toBe(422);
+    // With an Idempotency-Key the retry gets the same link, and the answer kept in Redis holds it sealed, never in clear.
+    const headers = { 'idempotency-key': 'link-kiwi-1' };
+    const keyed = await api.call<{ url: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' }, headers });
+    expect(keyed.status).toBe(201);
+    const retried = await api.call<{ url: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' }, headers });
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.text).toBe(keyed.text);
+    const kept = await rig.app.redis.get(new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX).key('kiwi', 'full', 'link-kiwi-1'));
+    expect(kept).not.toBeNull();
+    const link = new URL(keyed.body.url);
+    for (const part of [keyed.body.url, link.pathname, link.pathname.split('/').at(-1)!, '/connect/']) expect(kept).not.toContain(part);
     expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: 'soon' } })).status).toBe(422);
   });
 

@@ -1,13 +1,16 @@
 /**
  * What the control API keeps for Idempotency-Keys (issue 36, findings 6 and 7), on a public server of its own with
  * the API mounted as src/webhooks mounts it, on a rig without a worker: the answers kept per API key name are
- * capped (API_IDEMPOTENCY_MAX_PER_KEY; past it the oldest go first, across tenants, other key names untouched).
+ * capped (API_IDEMPOTENCY_MAX_PER_KEY; past it the oldest go first, across tenants, other key names untouched); an
+ * answer holding a secret is kept sealed with the token cipher, not kept without one, and run again when it no longer
+ * opens (test/api/api.test.ts holds a connect link's answer through the whole server).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountApi, openApiDocument, type ApiDeps } from '../../src/api/index.js';
 import { IdempotencyStore } from '../../src/api/idempotency.js';
 import { parseApiKeys } from '../../src/config/api-keys.js';
 import { loadEnv } from '../../src/config/env.js';
+import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { ApiClient } from '../helpers/openapi.js';
 import { useTestRedis } from '../helpers/redis.js';
@@ -91,5 +94,30 @@ describe('Idempotency-Key answers kept by the control API', () => {
     // k1 is kept again, and k3, now the oldest, went for it.
     expect(await kept('one', sent)).toEqual([true, false, false, true, true]);
     await rig.app.queues.sync.obliterate({ force: true });
+  });
+
+  it('keeps a secret answer sealed (bound to its key), never without a sealer, and runs again one sealed under another key', async () => {
+    const secretAnswer = { status: 201, body: '{"url":"https://hooks.example.com/connect/v1.secret-capability"}', location: '/somewhere' };
+    const sealer = TokenCipher.fromText('b'.repeat(64));
+    const sealed = new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX, { sealer });
+    const first = await sealed.claim('acme', 'one', 'secret-1', 'POST link');
+    if (first.kind !== 'run') throw new Error(first.kind);
+    await first.finish(secretAnswer, { secret: true });
+    const raw = (await rig.app.redis.get(sealed.key('acme', 'one', 'secret-1'))) ?? '';
+    expect(raw).not.toContain('connect');
+    expect(raw).not.toContain('/somewhere');
+    expect(await sealed.claim('acme', 'one', 'secret-1', 'POST link')).toEqual({ kind: 'replay', answer: secretAnswer });
+    // Moved to another key (another tenant's), it does not open: the bytes are bound to where they were kept.
+    await rig.app.redis.set(sealed.key('beta', 'one', 'secret-1'), raw);
+    expect((await sealed.claim('beta', 'one', 'secret-1', 'POST link')).kind).toBe('run');
+    // Another PLATFORM_TOKEN_KEY: dropped, and the request runs again.
+    const rekeyed = new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX, { sealer: TokenCipher.fromText('c'.repeat(64)) });
+    expect((await rekeyed.claim('acme', 'one', 'secret-1', 'POST link')).kind).toBe('run');
+    // Without a sealer a secret answer is not kept (a retry makes a new link), and its marker is gone.
+    const plain = new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX);
+    const unsealed = await plain.claim('acme', 'one', 'secret-2', 'POST link');
+    if (unsealed.kind !== 'run') throw new Error(unsealed.kind);
+    await unsealed.finish(secretAnswer, { secret: true });
+    expect(await rig.app.redis.exists(plain.key('acme', 'one', 'secret-2'))).toBe(0);
   });
 });
