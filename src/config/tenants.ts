@@ -25,9 +25,9 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * A platform's address (apiUrl, tokenUrl): https://, or http:// to this machine only (a test double, a local
- * proxy). A platform address receives the refresh token and the client secret, so plain http to another host is
- * refused at load (decision 0119).
+ * A platform's address (apiUrl, tokenUrl), and a tenant's collections address (baseUrl, authUrl): https://, or http://
+ * to this machine only (a test double, a local proxy). Each receives a client secret and tokens, so plain http to
+ * another host is refused at load (decisions 0119, 0175).
  */
 const platformUrl = httpUrl.refine((u) => u.startsWith('https://') || isLoopbackHost(new URL(u).hostname), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)');
 
@@ -173,13 +173,14 @@ const notifySchema = z.strictObject({
 
 export const tenantSchema = z.strictObject({
   id: tenantIdSchema,
+  /** The service's addresses receive the client secret and the token: held to the rule of platform addresses (decision 0175). */
   collections: z.strictObject({
     clientId: z.string().min(1),
     clientSecret: secret,
-    baseUrl: httpUrl
+    baseUrl: platformUrl
       .refine((u) => u.endsWith('/api-service/v1'), 'must end with /api-service/v1')
       .optional(),
-    authUrl: httpUrl.optional(),
+    authUrl: platformUrl.optional(),
   }),
   platform: platformSchema,
   schedule: scheduleSchema.default({ reconcileEvery: 86_400_000 }),

@@ -370,6 +370,31 @@ describe('tenants file: what it may read and where it may send (issue 28 item 5)
     expect(local.tenants).toHaveLength(2);
   });
 
+  it("refuses a tenant's collections addresses (baseUrl, authUrl: they get its client secret) that are not https://, except to this machine", () => {
+    const collections = (baseUrl: string, authUrl: string) => ({ clientId: 'a', clientSecret: '${ACME_SECRET}', baseUrl, authUrl });
+    const msg = problem(
+      file(
+        tenant({ collections: collections('http://attacker.example/api-service/v1', 'http://attacker.example') }),
+        tenant({ id: 'beta', collections: collections('http://10.0.0.5:4010/api-service/v1', 'http://simulator:4010') }),
+      ),
+      { ACME_SECRET: 'the-secret-value' },
+    );
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.collections\.baseUrl: must be https:\/\/ \(http:\/\/ only to 127\.0\.0\.0\/8, ::1 or localhost\)/);
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.collections\.authUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.collections\.baseUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.collections\.authUrl: must be https:\/\//);
+    expect(msg).not.toContain('the-secret-value');
+    const fine = parseTenants(
+      file(
+        tenant({ collections: collections('https://svc.example.com/api-service/v1', 'https://auth.example.com') }),
+        tenant({ id: 'beta', collections: { ...collections('http://127.0.0.1:4010/api-service/v1', 'http://localhost:4010'), clientId: 'b' } }),
+        tenant({ id: 'gamma', collections: { ...collections('http://[::1]:4010/api-service/v1', 'http://127.0.0.2:4010'), clientId: 'g' } }),
+      ),
+      { ACME_SECRET: 'the-secret-value' },
+    );
+    expect(fine.tenants.map((t) => t.collections.authUrl)).toEqual(['https://auth.example.com', 'http://localhost:4010', 'http://127.0.0.2:4010']);
+  });
+
   it('names the line and column of a JSON error', () => {
     const text = '{\n  "tenants": [\n    { "id": "acme" "collections": {} }\n  ]\n}';
     const msg = problem(text);
