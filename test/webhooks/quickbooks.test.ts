@@ -101,7 +101,10 @@ describe('QuickBooks change notifications: the route is served only while a tena
       const timer = setTimeout(() => (socket.destroy(), resolve('no answer')), waitMs);
       socket.on('data', (d: Buffer) => {
         got += d.toString('latin1');
-        if (got.includes('\r\n')) (clearTimeout(timer), socket.destroy(), resolve(got.slice(0, got.indexOf('\r\n'))));
+        if (!got.includes('\r\n')) return;
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(got.slice(0, got.indexOf('\r\n')));
       });
       socket.on('error', reject);
       socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nintuit-signature: ${signed}\r\nContent-Length: ${length}\r\n\r\n{"eventNot`);
