@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 import { parseApiKeys } from './api-keys.js';
+import { parseNetworks } from './networks.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 import { parseClusterNodes } from './redis-target.js';
 import { readSecretFiles, secret, secretKeys } from './secret-files.js';
@@ -186,6 +187,17 @@ export const envSchema = z.object({
   /** The wait after a failed attempt starts at this and doubles each retry (equal jitter), up to NOTIFY_BACKOFF_MAX_MS. */
   NOTIFY_BACKOFF_MS: int(60_000, 1, 3_600_000),
   NOTIFY_BACKOFF_MAX_MS: int(21_600_000, 1, 86_400_000),
+  /**
+   * Networks a tenant's own URLs (`notify.url`) may reach although they are not the public internet (loopback,
+   * private, link-local, ...: refused otherwise, when the connection opens): CIDRs or addresses separated by commas,
+   * e.g. `127.0.0.0/8` for a receiver on this machine, `10.20.0.0/16` for one on premises. Unset: none.
+   */
+  OUTBOUND_ALLOWED_NETWORKS: z
+    .string()
+    .superRefine((v, ctx) => {
+      for (const message of parseNetworks(v).problems) ctx.addIssue({ code: 'custom', message });
+    })
+    .optional(),
 }).superRefine((env, ctx) => {
   if (env.RUN_WEBHOOK_URL !== undefined && env.RUN_WEBHOOK_SECRET === undefined) {
     ctx.addIssue({ code: 'custom', path: ['RUN_WEBHOOK_URL'], message: 'is set without RUN_WEBHOOK_SECRET: run webhooks are always signed; set RUN_WEBHOOK_SECRET (or RUN_WEBHOOK_SECRET_FILE) too' });

@@ -384,11 +384,15 @@ export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process
   return parseTenants(text, env, path);
 }
 
-/** Where a tenant's run webhooks go and what signs them: its own `notify`, else the fleet's, else none. */
-export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret } | undefined {
-  if (tenant.notify) return tenant.notify;
+/**
+ * Where a tenant's run webhooks go and what signs them: its own `notify`, else the fleet's, else none. `guarded`: the
+ * URL came with the tenant, so its address is checked when the connection opens (src/notify/address-guard.ts);
+ * RUN_WEBHOOK_URL is the operator's own setting and is not.
+ */
+export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret; guarded: boolean } | undefined {
+  if (tenant.notify) return { ...tenant.notify, guarded: true };
   if (env.RUN_WEBHOOK_URL === undefined || env.RUN_WEBHOOK_SECRET === undefined) return undefined;
-  return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET) };
+  return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET), guarded: false };
 }
 
 /** The authUrl of a tenant (its own or the environment's). */

@@ -34,7 +34,7 @@ describe('a run requested over HTTP, and its signed run webhook', () => {
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: PLATFORM }, extra: { notify: { url: receiver.url, secret } } }],
-      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', API_KEYS: `app:${KEY}`, NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120' },
+      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', API_KEYS: `app:${KEY}`, NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120', OUTBOUND_ALLOWED_NETWORKS: '127.0.0.0/8' },
     });
     const platform = rig.memory.get(PLATFORM);
     for (const c of ['C1', 'C2', 'C3']) {
