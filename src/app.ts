@@ -216,6 +216,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         prefix: env.KEY_PREFIX,
         tenantId: tenant.id,
         ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
+        ...(env.FILE_PLATFORM_ROOT !== undefined ? { fileRoot: env.FILE_PLATFORM_ROOT } : {}),
         // The platform refused the grant (the chain is marked revoked, once, by the process that saw it).
         authHooks: {
           onRevoked: (r) => {

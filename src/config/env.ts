@@ -62,6 +62,11 @@ export const envSchema = z.object({
     .default('http://127.0.0.1:4010'),
   /** The tenants file (JSON). */
   TENANTS_FILE: z.string().min(1).default('./tenants.json'),
+  /**
+   * The folder every `file` tenant's `path` must be under (after `..` and symbolic links), checked at load and again
+   * when each file is opened. Unset: any folder (as before).
+   */
+  FILE_PLATFORM_ROOT: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * `json`: pino's JSON lines (epoch-ms `time`, numeric `level`); `json-iso`: the same lines with an ISO-8601 `time`

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
@@ -5,6 +6,7 @@ import { z } from 'zod';
 import { parseJsonBounded } from '../json-bounded.js';
 import { durationMs } from './duration.js';
 import { ConfigError, envSchema } from './env.js';
+import { isUnder, realPathOf } from './file-root.js';
 import { formatIssues } from './issues.js';
 import { Secret } from './secret.js';
 import { readVariable } from './secret-files.js';
@@ -361,9 +363,11 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
 
 /**
  * What the tenants need of the environment, checked at load like every other setting: a xero or quickbooks tenant
- * needs PLATFORM_TOKEN_KEY (its form is checked with the environment). Throws a ConfigError naming each tenant.
+ * needs PLATFORM_TOKEN_KEY (its form is checked with the environment), and a file tenant's folder must be under
+ * FILE_PLATFORM_ROOT when it is set. Throws a ConfigError naming each tenant.
  */
-export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined }): void {
+export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined; FILE_PLATFORM_ROOT?: string | undefined }): void {
+  checkFileRoot(file, env.FILE_PLATFORM_ROOT);
   if (env.PLATFORM_TOKEN_KEY !== undefined) return;
   const names = { xero: 'Xero', quickbooks: 'QuickBooks' } as const;
   const problems = file.tenants.flatMap((t, i) =>
@@ -372,6 +376,19 @@ export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?:
       : [],
   );
   if (problems.length > 0) throw new ConfigError(`the tenants file needs a setting that is missing:\n${problems.join('\n')}`);
+}
+
+/** Every file tenant's folder is under `root` (real paths: `..` and symbolic links resolved); unset: any folder. */
+function checkFileRoot(file: TenantsFile, root: string | undefined): void {
+  if (root === undefined) return;
+  if (!existsSync(root)) throw new ConfigError(`FILE_PLATFORM_ROOT=${root} does not exist: make the folder, or set FILE_PLATFORM_ROOT to the one holding the file tenants' folders`);
+  const realRoot = realPathOf(root);
+  const problems = file.tenants.flatMap((t, i) =>
+    t.platform.kind === 'file' && !isUnder(realRoot, realPathOf(t.platform.path))
+      ? [`  - tenants[${i}] (${t.id}).platform.path: ${t.platform.path} is outside FILE_PLATFORM_ROOT (${root}), once .. and symbolic links are resolved`]
+      : [],
+  );
+  if (problems.length > 0) throw new ConfigError(`the tenants file names folders outside FILE_PLATFORM_ROOT:\n${problems.join('\n')}`);
 }
 
 export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TenantsFile> {
