@@ -8,15 +8,16 @@
  * attempt at a time per tenant (the tenant's delivery lock; another event of the tenant waits, delayed, using no
  * attempt): a receiver that never answers holds one notify slot, and other tenants' events go on (decision 0154).
  */
-import type { Secret } from '../src/config/secret.js';
 import type { Logger } from '../src/logger.js';
-import { deliverEvent, type AttemptResult } from '../src/notify/index.js';
+import { deliverEvent, type AddressGuard, type AttemptResult, type NotifyTarget } from '../src/notify/index.js';
 import { defineProcessor, hopeless, reschedule, type JobProcessor } from '../src/queues/index.js';
 import type { DeliveryStore, LastDelivery } from '../src/state/index.js';
 
 export interface NotifyProcessorDeps {
-  /** The tenant's receiver as configured now (its own `notify`, else the fleet's), or undefined. */
-  targetOf(tenantId: string): { url: string; secret: Secret } | undefined;
+  /** The tenant's receiver as configured now (its own `notify`, guarded, else the fleet's), or undefined. */
+  targetOf(tenantId: string): NotifyTarget | undefined;
+  /** Where a tenant's own URL may connect (OUTBOUND_ALLOWED_NETWORKS beside the public internet). */
+  guard: AddressGuard;
   deliveries: DeliveryStore;
   timeoutMs: number;
   userAgent: string;
@@ -40,7 +41,7 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps): JobProcessor<N
     const last = attempt.number >= (attempt.job.opts.attempts ?? 1);
     const target = deps.targetOf(tenant);
     const result: AttemptResult = target
-      ? await deliverEvent(event, target, { timeoutMs: deps.timeoutMs, userAgent: deps.userAgent, signal: deps.shutdown })
+      ? await deliverEvent(event, target, { timeoutMs: deps.timeoutMs, userAgent: deps.userAgent, signal: deps.shutdown, guard: deps.guard })
       : { ok: false, error: 'no receiver configured any more (notify.url or RUN_WEBHOOK_URL)', ms: 0 };
     // Cut short by a shutdown: not the receiver's failure; the attempt is made again later, none used.
     if (!result.ok && deps.shutdown.aborted) throw reschedule(1_000, 'shutdown');

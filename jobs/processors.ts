@@ -7,7 +7,9 @@ import type { Processor } from 'bullmq';
 import type { App } from '../src/app.js';
 import { CampaignStore } from '../src/calls/index.js';
 import type { Env } from '../src/config/env.js';
+import { parseNetworks } from '../src/config/networks.js';
 import { authUrlOf, notifyTargetOf } from '../src/config/tenants.js';
+import { AddressGuard } from '../src/notify/index.js';
 import type { TenantConfig } from '../src/config/tenants.js';
 import { byJobName, type QUEUES } from '../src/queues/index.js';
 import { packageVersion } from '../src/version.js';
@@ -88,6 +90,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
           const t = app.tenant(id);
           return t ? notifyTargetOf(env, t) : undefined;
         },
+        guard: new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks),
         deliveries: app.stores.deliveries,
         timeoutMs: env.NOTIFY_TIMEOUT_MS,
         shutdown,

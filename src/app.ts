@@ -55,6 +55,8 @@ export interface App {
   readonly webhookEvents: WebhookEvents;
   /** Run webhooks: enqueues an event's delivery when its tenant has a receiver (docs/run-webhooks.md); never throws. */
   readonly notify: EventSink;
+  /** The token cipher of PLATFORM_TOKEN_KEY (secrets at rest, bound to their Redis key), or undefined without the key. */
+  readonly tokenBox: TokenCipher | undefined;
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
   /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
@@ -106,6 +108,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
   const webhookEvents = new WebhookEvents(redis, env.KEY_PREFIX, { maxCount: env.WEBHOOK_EVENTS_MAX, maxAgeMs: env.WEBHOOK_EVENTS_MAX_AGE_DAYS * 86_400_000 });
   const authMetrics = authMetricsOf(metrics);
+  const tokenBox = env.PLATFORM_TOKEN_KEY !== undefined ? TokenCipher.fromText(env.PLATFORM_TOKEN_KEY) : undefined;
   const auth = createAuth({
     redis,
     prefix: env.KEY_PREFIX,
@@ -113,7 +116,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs: refreshJobs(queues.refreshToken, logger),
     ...fingerprintKeyOf(env),
     // The service token is sealed at rest with the platform tokens' cipher when there is a key (decision 0121).
-    ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenBox: TokenCipher.fromText(env.PLATFORM_TOKEN_KEY) } : {}),
+    ...(tokenBox !== undefined ? { tokenBox } : {}),
     logger,
     settings: {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
@@ -170,6 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outage,
     webhookEvents,
     notify,
+    tokenBox,
     tenant: (id) => byId.get(id),
     tenants: () => [...byId.values()],
     setTenants(file) {
@@ -212,6 +216,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         prefix: env.KEY_PREFIX,
         tenantId: tenant.id,
         ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
+        ...(env.FILE_PLATFORM_ROOT !== undefined ? { fileRoot: env.FILE_PLATFORM_ROOT } : {}),
         // The platform refused the grant (the chain is marked revoked, once, by the process that saw it).
         authHooks: {
           onRevoked: (r) => {

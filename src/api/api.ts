@@ -30,7 +30,7 @@ import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
-import { IDEMPOTENCY_KEY, IdempotencyStore } from './idempotency.js';
+import { IDEMPOTENCY_KEY, IdempotencyStore, type Sealer } from './idempotency.js';
 import { digestKeys, keyOf, maySee } from './keys.js';
 import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
@@ -55,6 +55,10 @@ export interface ApiDeps {
   keys: readonly ApiKey[];
   /** API_RATE_PER_MIN: requests per key name per minute (per process). */
   ratePerMin: number;
+  /** API_IDEMPOTENCY_MAX_PER_KEY: Idempotency-Key answers kept per key name (default IDEMPOTENCY_MAX_PER_KEY). */
+  idempotencyMaxPerKey?: number;
+  /** Seals kept answers that hold a secret (connect links): the token cipher of PLATFORM_TOKEN_KEY; absent: not kept. */
+  sealer?: Sealer;
   redis: Redis;
   prefix: string;
   stores: Pick<StateStores, 'runs' | 'deadLetters' | 'cursors' | 'pending' | 'runLock'>;
@@ -79,6 +83,9 @@ const ok = (status: 200 | 201 | 202, body: unknown, headers: Record<string, stri
   send(new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } }));
 const unknownTenant = (): never => fail(plain(404, 'no such tenant'));
 
+const invalidIdempotencyKey = (): Response =>
+  problemResponse(ours('invalid-idempotency-key', 'Idempotency-Key: 1-255 printable ASCII characters', [{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]));
+
 const WHERE = { json: 'body', query: 'query', param: 'path', header: 'header' } as const;
 
 function isJson(contentType: string | undefined): boolean {
@@ -95,6 +102,9 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
     defaultHook: (result) => {
       if (result.success) return undefined;
       const where = WHERE[result.target as keyof typeof WHERE] ?? 'body';
+      // The Idempotency-Key header's schema bounds its length (for the document); whichever rule it breaks, it is
+      // the one problem of an invalid key, as `once` answers a key that passed the schema but not IDEMPOTENCY_KEY.
+      if (where === 'header' && result.error.issues.every((i) => i.path[0] === 'idempotency-key')) return invalidIdempotencyKey();
       const errors: FieldError[] = result.error.issues.map((i) => ({ in: where, path: i.path.map((p) => (typeof p === 'number' ? p : String(p))), message: i.message }));
       return problemResponse(where === 'body' ? ours('invalid-request', 'the body did not validate', errors) : ours('invalid-query', `the ${where} did not validate`, errors));
     },
@@ -160,15 +170,18 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (d === undefined) throw new Error('the API was built for its document only');
     return d;
   };
-  const idempotency = d === undefined ? undefined : new IdempotencyStore(d.redis, d.prefix);
+  const idempotency =
+    d === undefined
+      ? undefined
+      : new IdempotencyStore(d.redis, d.prefix, { ...(d.idempotencyMaxPerKey !== undefined ? { maxPerKey: d.idempotencyMaxPerKey } : {}), ...(d.sealer !== undefined ? { sealer: d.sealer } : {}) });
   /** The tenant if this key may see it. */
   const visible = (c: Context<ApiEnv>, id: string): TenantConfig | undefined => (maySee(c.get('key'), id) ? need().tenant(id) : undefined);
 
-  /** Runs `answer` once per Idempotency-Key (idempotency.ts); `body` is the validated body. */
-  const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>): Promise<Response> => {
+  /** Runs `answer` once per Idempotency-Key (idempotency.ts); `body` is the validated body; `secret`: the answer holds one (kept sealed). */
+  const once = async (c: Context<ApiEnv>, tenant: string, body: unknown, answer: () => Promise<Response>, secret = false): Promise<Response> => {
     const header = c.req.header('idempotency-key');
     if (header === undefined || idempotency === undefined) return answer();
-    if (!IDEMPOTENCY_KEY.test(header)) return problemResponse(ours('invalid-idempotency-key', 'Idempotency-Key: 1-255 printable ASCII characters', [{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]));
+    if (!IDEMPOTENCY_KEY.test(header)) return invalidIdempotencyKey();
     const claim = await idempotency.claim(tenant, c.get('key').name, header, `${c.req.method} ${c.req.path} ${JSON.stringify(body ?? null)}`);
     if (claim.kind === 'reused') return problemResponse(ours('idempotency-key-reused', 'this Idempotency-Key was used for another request (method, path or body) in the last 24 h'));
     if (claim.kind === 'in_flight') return problemResponse(ours('idempotency-key-in-flight', 'a request with this Idempotency-Key is under way; retry once it has answered'));
@@ -180,7 +193,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
       const res = await answer();
       if (res.status >= 200 && res.status < 300) {
         const location = res.headers.get('location');
-        await claim.finish({ status: res.status, body: await res.clone().text(), ...(location ? { location } : {}) });
+        await claim.finish({ status: res.status, body: await res.clone().text(), ...(location ? { location } : {}) }, { secret });
       } else await claim.abandon();
       return res;
     } catch (err) {
@@ -271,7 +284,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
       await once(c, tenantId, body, async () => {
         const made = connect.link(tenantId, ttl);
         return ok(201, { tenantId, url: made.url, expiresAt: isoOf(made.expiresAt), redirectUri: connect.redirectUri });
-      }),
+      }, true),
     );
   });
 }

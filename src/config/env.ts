@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 import { parseApiKeys } from './api-keys.js';
+import { parseNetworks } from './networks.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 import { parseClusterNodes } from './redis-target.js';
 import { readSecretFiles, secret, secretKeys } from './secret-files.js';
@@ -61,6 +62,11 @@ export const envSchema = z.object({
     .default('http://127.0.0.1:4010'),
   /** The tenants file (JSON). */
   TENANTS_FILE: z.string().min(1).default('./tenants.json'),
+  /**
+   * The folder every `file` tenant's `path` must be under (after `..` and symbolic links), checked at load and again
+   * when each file is opened. Unset: any folder (as before).
+   */
+  FILE_PLATFORM_ROOT: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * `json`: pino's JSON lines (epoch-ms `time`, numeric `level`); `json-iso`: the same lines with an ISO-8601 `time`
@@ -156,6 +162,8 @@ export const envSchema = z.object({
   ),
   /** Control API requests accepted per key per minute (per worker process); more get 429. */
   API_RATE_PER_MIN: int(600, 1, 1_000_000),
+  /** Idempotency-Key answers kept (24 h) per API key name, across the fleet; past it the oldest go first. */
+  API_IDEMPOTENCY_MAX_PER_KEY: int(10_000, 1, 10_000_000),
   /** Webhook requests accepted per tenant per minute (per worker process); more get 429. */
   WEBHOOK_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Webhook events kept per tenant (the oldest go first), for `calls events` and redelivery. */
@@ -189,6 +197,17 @@ export const envSchema = z.object({
   /** The wait after a failed attempt starts at this and doubles each retry (equal jitter), up to NOTIFY_BACKOFF_MAX_MS. */
   NOTIFY_BACKOFF_MS: int(60_000, 1, 3_600_000),
   NOTIFY_BACKOFF_MAX_MS: int(21_600_000, 1, 86_400_000),
+  /**
+   * Networks a tenant's own URLs (`notify.url`) may reach although they are not the public internet (loopback,
+   * private, link-local, ...: refused otherwise, when the connection opens): CIDRs or addresses separated by commas,
+   * e.g. `127.0.0.0/8` for a receiver on this machine, `10.20.0.0/16` for one on premises. Unset: none.
+   */
+  OUTBOUND_ALLOWED_NETWORKS: z
+    .string()
+    .superRefine((v, ctx) => {
+      for (const message of parseNetworks(v).problems) ctx.addIssue({ code: 'custom', message });
+    })
+    .optional(),
 }).superRefine((env, ctx) => {
   if (env.RUN_WEBHOOK_URL !== undefined && env.RUN_WEBHOOK_SECRET === undefined) {
     ctx.addIssue({ code: 'custom', path: ['RUN_WEBHOOK_URL'], message: 'is set without RUN_WEBHOOK_SECRET: run webhooks are always signed; set RUN_WEBHOOK_SECRET (or RUN_WEBHOOK_SECRET_FILE) too' });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
@@ -5,6 +6,7 @@ import { z } from 'zod';
 import { parseJsonBounded } from '../json-bounded.js';
 import { durationMs } from './duration.js';
 import { ConfigError, envSchema } from './env.js';
+import { isUnder, realPathOf } from './file-root.js';
 import { formatIssues } from './issues.js';
 import { Secret } from './secret.js';
 import { readVariable } from './secret-files.js';
@@ -25,9 +27,9 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * A platform's address (apiUrl, tokenUrl): https://, or http:// to this machine only (a test double, a local
- * proxy). A platform address receives the refresh token and the client secret, so plain http to another host is
- * refused at load (decision 0119).
+ * A platform's address (apiUrl, tokenUrl), and a tenant's collections address (baseUrl, authUrl): https://, or http://
+ * to this machine only (a test double, a local proxy). Each receives a client secret and tokens, so plain http to
+ * another host is refused at load (decisions 0119, 0175).
  */
 const platformUrl = httpUrl.refine((u) => u.startsWith('https://') || isLoopbackHost(new URL(u).hostname), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)');
 
@@ -173,13 +175,14 @@ const notifySchema = z.strictObject({
 
 export const tenantSchema = z.strictObject({
   id: tenantIdSchema,
+  /** The service's addresses receive the client secret and the token: held to the rule of platform addresses (decision 0175). */
   collections: z.strictObject({
     clientId: z.string().min(1),
     clientSecret: secret,
-    baseUrl: httpUrl
+    baseUrl: platformUrl
       .refine((u) => u.endsWith('/api-service/v1'), 'must end with /api-service/v1')
       .optional(),
-    authUrl: httpUrl.optional(),
+    authUrl: platformUrl.optional(),
   }),
   platform: platformSchema,
   schedule: scheduleSchema.default({ reconcileEvery: 86_400_000 }),
@@ -360,9 +363,11 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
 
 /**
  * What the tenants need of the environment, checked at load like every other setting: a xero or quickbooks tenant
- * needs PLATFORM_TOKEN_KEY (its form is checked with the environment). Throws a ConfigError naming each tenant.
+ * needs PLATFORM_TOKEN_KEY (its form is checked with the environment), and a file tenant's folder must be under
+ * FILE_PLATFORM_ROOT when it is set. Throws a ConfigError naming each tenant.
  */
-export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined }): void {
+export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined; FILE_PLATFORM_ROOT?: string | undefined }): void {
+  checkFileRoot(file, env.FILE_PLATFORM_ROOT);
   if (env.PLATFORM_TOKEN_KEY !== undefined) return;
   const names = { xero: 'Xero', quickbooks: 'QuickBooks' } as const;
   const problems = file.tenants.flatMap((t, i) =>
@@ -371,6 +376,19 @@ export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?:
       : [],
   );
   if (problems.length > 0) throw new ConfigError(`the tenants file needs a setting that is missing:\n${problems.join('\n')}`);
+}
+
+/** Every file tenant's folder is under `root` (real paths: `..` and symbolic links resolved); unset: any folder. */
+function checkFileRoot(file: TenantsFile, root: string | undefined): void {
+  if (root === undefined) return;
+  if (!existsSync(root)) throw new ConfigError(`FILE_PLATFORM_ROOT=${root} does not exist: make the folder, or set FILE_PLATFORM_ROOT to the one holding the file tenants' folders`);
+  const realRoot = realPathOf(root);
+  const problems = file.tenants.flatMap((t, i) =>
+    t.platform.kind === 'file' && !isUnder(realRoot, realPathOf(t.platform.path))
+      ? [`  - tenants[${i}] (${t.id}).platform.path: ${t.platform.path} is outside FILE_PLATFORM_ROOT (${root}), once .. and symbolic links are resolved`]
+      : [],
+  );
+  if (problems.length > 0) throw new ConfigError(`the tenants file names folders outside FILE_PLATFORM_ROOT:\n${problems.join('\n')}`);
 }
 
 export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TenantsFile> {
@@ -383,11 +401,15 @@ export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process
   return parseTenants(text, env, path);
 }
 
-/** Where a tenant's run webhooks go and what signs them: its own `notify`, else the fleet's, else none. */
-export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret } | undefined {
-  if (tenant.notify) return tenant.notify;
+/**
+ * Where a tenant's run webhooks go and what signs them: its own `notify`, else the fleet's, else none. `guarded`: the
+ * URL came with the tenant, so its address is checked when the connection opens (src/notify/address-guard.ts);
+ * RUN_WEBHOOK_URL is the operator's own setting and is not.
+ */
+export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret; guarded: boolean } | undefined {
+  if (tenant.notify) return { ...tenant.notify, guarded: true };
   if (env.RUN_WEBHOOK_URL === undefined || env.RUN_WEBHOOK_SECRET === undefined) return undefined;
-  return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET) };
+  return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET), guarded: false };
 }
 
 /** The authUrl of a tenant (its own or the environment's). */

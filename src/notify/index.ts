@@ -4,5 +4,6 @@
  * steps are jobs/notify.ts, and the last delivery's state is src/state/deliveries.ts.
  */
 export * from './events.js';
-export { deliverEvent, signedHeaders, type AttemptResult, type DeliverOptions, type NotifyTarget } from './deliver.js';
+export { deliverEvent, failureClass, FAILURE_CLASSES, signedHeaders, type AttemptResult, type DeliverOptions, type NotifyTarget } from './deliver.js';
+export { AddressGuard, BlockedAddressError, embeddedIpv4 } from './address-guard.js';
 export { NOTIFY_BACKOFF, notifyBackoffOf, notifyBackoffStrategy, type NotifyBackoff } from './backoff.js';

@@ -3,9 +3,11 @@
  * bull-board and again here: only GET and HEAD pass), behind HTTP basic auth. `/healthz` answers without auth,
  * for container health checks. Job data holds ids only; values under secret-like keys are hidden anyway.
  *
- * A failed login (decision 0120) is logged at warn with the user name tried and the remote address (never the
- * password), and answered only after `failureDelayMs` (500 ms); a source address with `maxFailuresPerMin` (10)
- * failures in its current minute gets 429 with Retry-After, its credentials unchecked, until the minute ends.
+ * A failed login (decisions 0120, 0172) is logged at warn with the remote address and its failures this minute (never
+ * the user name tried, which may be a password typed in the wrong field, nor the password), and answered only after
+ * `failureDelayMs` (500 ms); a source address with `maxFailuresPerMin` (10) failures in its current minute gets 429
+ * with Retry-After, its credentials unchecked (the right ones too: an answer that differed would tell a guesser when
+ * it guessed right), until the minute ends.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -118,7 +120,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         if (sameCredentials(username, password, options.username, options.password)) return true;
         const remoteAddress = sourceOf(c);
         const failures = guard.failed(remoteAddress);
-        options.logger?.warn({ remoteAddress, username, failures }, 'dashboard: login failed');
+        options.logger?.warn({ remoteAddress, failures }, 'dashboard: login failed');
         await sleep(failureDelayMs);
         return false;
       },

@@ -23,6 +23,8 @@ export { QuickBooksAdapter, type QuickBooksAdapterOptions } from './quickbooks/i
 
 export interface AdapterDeps {
   logger: Logger;
+  /** File: FILE_PLATFORM_ROOT, under which every file read must really be (symbolic links followed). */
+  fileRoot?: string;
   /** Where `memory` platforms are looked up by name; the process's registry when absent. */
   memoryPlatforms?: MemoryPlatformRegistry;
   /** Xero, QuickBooks: the Redis connection for tokens and rate limits (shared by every process of the fleet). */
@@ -49,7 +51,7 @@ function bound(kind: 'xero' | 'quickbooks', deps: AdapterDeps, build: (connectio
 export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): PlatformAdapter {
   switch (platform.kind) {
     case 'file':
-      return new FileAdapter({ folder: platform.path, logger: deps.logger.child({ platform: 'file' }) });
+      return new FileAdapter({ folder: platform.path, ...(deps.fileRoot !== undefined ? { root: deps.fileRoot } : {}), logger: deps.logger.child({ platform: 'file' }) });
     case 'memory':
       return new MemoryAdapter((deps.memoryPlatforms ?? processMemoryPlatforms).get(platform.name));
     case 'xero': {

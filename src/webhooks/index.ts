@@ -7,6 +7,7 @@ import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
+import type { TenantConfig } from '../config/tenants.js';
 import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
@@ -39,6 +40,9 @@ function connectOf(app: App): Connect | undefined {
   });
 }
 
+/** A QuickBooks tenant whose notifications can be verified. */
+const hasVerifierToken = (t: TenantConfig): boolean => t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined;
+
 export interface PublicServerOptions {
   port: number;
   host: string;
@@ -62,6 +66,9 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
         {
           keys,
           ratePerMin: env.API_RATE_PER_MIN,
+          idempotencyMaxPerKey: env.API_IDEMPOTENCY_MAX_PER_KEY,
+          // Connect links kept for an Idempotency-Key are sealed as every other secret at rest.
+          ...(app.tokenBox !== undefined ? { sealer: app.tokenBox } : {}),
           redis: app.redis,
           prefix: env.KEY_PREFIX,
           stores: app.stores,
@@ -99,9 +106,10 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
       return { eventId: id, duplicate };
     },
     quickbooks: {
+      listening: () => app.tenants().some(hasVerifierToken),
       // The realm is the tenants file's, else the one a connect link bound (one Redis read per such tenant).
       tenants: async () => {
-        const listening = app.tenants().filter((t) => t.platform.kind === 'quickbooks' && t.platform.webhookVerifierToken !== undefined);
+        const listening = app.tenants().filter(hasVerifierToken);
         const realms = await connectionsOf(app.redis, env.KEY_PREFIX, listening);
         return listening.flatMap((t) => {
           const realmId = realms.get(t.id);

@@ -14,7 +14,8 @@
  *   otherwise                                                  200 at once: the event is kept and a job settles it
  *
  * `POST /webhooks/quickbooks`: Intuit's change notifications (issue 15), verified with `intuit-signature`; each
- * realm's tenant gets one deduplicated, debounced incremental run (quickBooksRoute below).
+ * realm's tenant gets one deduplicated, debounced incremental run (quickBooksRoute below). Served only while a tenant
+ * has a `webhookVerifierToken` (else answered from its headers as an unknown path), bodies up to 64 KiB.
  *
  * Secrets are compared in constant time (digests of equal length); an unknown tenant's request is checked against
  * a stand-in secret, so it costs what a known tenant's does (the body is read, within the same bounds, when the
@@ -77,6 +78,11 @@ export interface WebhookServerOptions {
 
 /** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
 export interface QuickBooksNotifications {
+  /**
+   * Whether any tenant in force has a verifier token (read at each request: the tenants file may change). False: the
+   * route is not served, and a request is answered from its headers as an unknown path (no body read, no HMAC).
+   */
+  listening(): boolean;
   /** The quickbooks tenants that have a webhookVerifierToken (and a realm: the tenants file's, or a connect link's). */
   tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[] | Promise<readonly { id: string; realmId: string; verifierToken: Secret }[]>;
   /** Requests one (deduplicated, debounced) incremental run of the tenant. */
@@ -93,8 +99,11 @@ const intuitNotificationSchema = z.object({
   ),
 });
 
-/** Intuit's notifications may carry many entities; a bigger cap than a call event's. */
-export const MAX_QUICKBOOKS_BODY_BYTES = 512 * 1024;
+/**
+ * The largest notification read: Intuit's are a few KB (an entity change is about 100 bytes), and each is read and
+ * its HMAC computed before it is authenticated, so the cap bounds what anyone can make the server do (decision 0173).
+ */
+export const MAX_QUICKBOOKS_BODY_BYTES = 64 * 1024;
 
 export interface WebhookServer {
   port: number;
@@ -233,6 +242,8 @@ interface RouteTools {
  */
 function quickBooksRoute(app: Hono<Env>, qb: QuickBooksNotifications, o: WebhookServerOptions, t: RouteTools): void {
   app.post('/webhooks/quickbooks', async (c) => {
+    // No tenant could verify a notification: not served (the one 401 of an unknown path, from the headers alone).
+    if (!qb.listening()) return c.notFound();
     const deadlineAt = Date.now() + t.limits.requestTimeoutMs;
     const signature = Buffer.from(c.req.header('intuit-signature')?.trim() ?? '', 'base64');
     if (signature.length === 0) return t.deny(undefined, 'bad_secret');

@@ -17,8 +17,8 @@ import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
 
-const FULL = 'full-key-0123456789abcdefghijklmnopqrstuvwxyz';
-const BETA_ONLY = 'beta-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const FULL = 'full-key-Ur7Kd2Wq9XbN4tLm8VzHc3Jp6Fs5Gy';
+const BETA_ONLY = 'beta-key-Pn5Dx8Qw2Ha7Rk4VmLz9Tc3Jb6Fs';
 const T = '2026-11-02T08:15:00Z';
 const contact = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify({ id, updatedAt: T, name: `Company ${id}`, ...extra });
 const invoice = (id: string, contactId: string) => JSON.stringify({ id, contactId, updatedAt: T, status: 'AUTHORISED', number: `N-${id}`, date: '2026-10-01', dueDate: '2026-10-31', total: 100 });
@@ -96,7 +96,7 @@ describe('the control API', () => {
       ['GET', '/v1'],
     ];
     for (const [method, path, body] of calls) {
-      for (const key of [undefined, 'wrong-key-0123456789abcdefghijklmnopqrstuvwxyz', `${FULL}x`]) {
+      for (const key of [undefined, 'wrong-key-Zk8Rt3Wq7Xb2Nm5Lv9Hc4Jp6Fs', `${FULL}x`]) {
         const got = await api.call(method, path, { ...(key !== undefined ? { key } : {}), ...(body !== undefined ? { body } : {}) });
         expect(shape(got), `${method} ${path} ${key ?? '(no key)'}`).toEqual(one);
       }
@@ -237,7 +237,14 @@ describe('the control API', () => {
     const busy = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'under-way-1' } });
     expect(busy.status).toBe(409);
     expect(busy.body.type).toBe('tag:collections-sync,2026:problem/idempotency-key-in-flight');
-    expect((await api.call('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': 'k'.repeat(300) } })).status).toBe(400);
+    // A key too long, or with a character outside printable ASCII, is the same problem whichever rule it breaks.
+    for (const bad of ['k'.repeat(256), 'k'.repeat(300), 'tab\tinside']) {
+      const refused = await api.call<Problem>('POST', '/v1/tenants/beta/runs', { key: FULL, body: { mode: 'incremental' }, headers: { 'idempotency-key': bad } });
+      expect(refused.status, `${bad.length} characters`).toBe(400);
+      expect(refused.body.type, `${bad.length} characters`).toBe('tag:collections-sync,2026:problem/invalid-idempotency-key');
+      expect(refused.body.errors, `${bad.length} characters`).toEqual([{ in: 'header', path: ['Idempotency-Key'], message: 'not 1-255 printable ASCII characters' }]);
+    }
+    expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 0, delayed: 0 });
   });
 
   it('pages the dead letters newest first with a cursor, by entity, and refuses a cursor it did not give', async () => {
@@ -286,6 +293,17 @@ describe('the control API', () => {
     expect(file.status).toBe(409);
     expect(file.body.type).toBe('tag:collections-sync,2026:problem/not-connectable');
     expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '90d' } })).status).toBe(422);
+    // With an Idempotency-Key the retry gets the same link, and the answer kept in Redis holds it sealed, never in clear.
+    const headers = { 'idempotency-key': 'link-kiwi-1' };
+    const keyed = await api.call<{ url: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' }, headers });
+    expect(keyed.status).toBe(201);
+    const retried = await api.call<{ url: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' }, headers });
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.text).toBe(keyed.text);
+    const kept = await rig.app.redis.get(new IdempotencyStore(rig.app.redis, rig.env.KEY_PREFIX).key('kiwi', 'full', 'link-kiwi-1'));
+    expect(kept).not.toBeNull();
+    const link = new URL(keyed.body.url);
+    for (const part of [keyed.body.url, link.pathname, link.pathname.split('/').at(-1)!, '/connect/']) expect(kept).not.toContain(part);
     expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: 'soon' } })).status).toBe(422);
   });
 

@@ -2,16 +2,17 @@
  * API_KEYS (src/config/api-keys.ts): its entries, the problems named by entry number and never by key, the
  * `_FILE` twin, and the key check of the API (constant-time, every key compared).
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { digestKeys, keyOf, maySee } from '../../src/api/keys.js';
-import { parseApiKeys } from '../../src/config/api-keys.js';
+import { API_KEY_MIN_BITS, estimatedKeyBits, parseApiKeys } from '../../src/config/api-keys.js';
 import { ConfigError, loadEnv } from '../../src/config/env.js';
 
-const K1 = 'k1-0123456789abcdefghijklmnopqrstuvwxyz';
-const K2 = 'k2-0123456789abcdefghijklmnopqrstuvwxyz';
+const K1 = 'k1-Qm9uIGFwcMOpdGl0IMOgIHRvdXMgbGVzIHRlc3Rz';
+const K2 = 'k2-TGUgY2hpZW4gZXN0IGJpZW4gbm91cnJpIGNlIHNvaXI';
 
 describe('API_KEYS', () => {
   it('reads entries separated by commas or newlines, each a name, a key and optionally its tenants', () => {
@@ -35,6 +36,24 @@ describe('API_KEYS', () => {
     expect(problems[2]).toMatch(/name is used/);
     expect(problems[3]).toMatch(/key is the one of an earlier entry/);
     for (const p of problems) for (const secret of [K1, K2, short]) expect(p).not.toContain(secret);
+  });
+
+  it('refuses a key with little entropy (one letter, a short repeat, a run such as abcd or 0123), naming the entry and never the key', () => {
+    const weak = ['a'.repeat(32), 'ab'.repeat(20), '0123456789abcdef'.repeat(2), 'abcdefghijklmnopqrstuvwxyzABCDEFGH', 'passwordpasswordpasswordpassword', `key-${'0123456789'.repeat(4)}`];
+    const { keys, problems } = parseApiKeys(weak.map((k, i) => `weak${i}:${k}`).join(','));
+    expect(keys).toEqual([]);
+    expect(problems).toHaveLength(weak.length);
+    problems.forEach((p, i) => {
+      expect(p).toMatch(new RegExp(`^entry ${i + 1} \\(weak${i}\\): the key is too predictable \\(about \\d+ bits estimated, at least ${API_KEY_MIN_BITS}:`));
+      expect(p).not.toContain(weak[i]);
+    });
+    // What `openssl rand` gives passes: 32 bytes in base64 (the docs' advice), 16 in hex (the shortest allowed), a UUID.
+    for (let i = 0; i < 200; i += 1) {
+      for (const key of [randomBytes(32).toString('base64'), randomBytes(16).toString('hex'), randomUUID()]) {
+        expect(estimatedKeyBits(key), key.length === 32 ? 'hex' : String(key.length)).toBeGreaterThanOrEqual(API_KEY_MIN_BITS);
+      }
+    }
+    expect(parseApiKeys(`app:${K1},portal:${K2}`).problems).toEqual([]);
   });
 
   it('stops the load naming API_KEYS, and may come from API_KEYS_FILE', async () => {

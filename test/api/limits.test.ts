@@ -12,8 +12,8 @@ import { ApiClient } from '../helpers/openapi.js';
 import { useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
-const KEY = 'limited-key-0123456789abcdefghijklmnopqrstuvwxyz';
-const OTHER = 'other-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const KEY = 'limited-key-Gq4Wx9Tn2Rb7Kd5VmLz8Hc3Jp';
+const OTHER = 'other-key-Mb6Tq2Wx8Rn4Kd9VzLc7Hs3Jp5F';
 const SECRET = 'whsec-acme-0123456789abcdef';
 
 describe('the control API on its own public server', () => {

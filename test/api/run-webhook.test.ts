@@ -11,7 +11,7 @@ import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { newSecret, startReceiver, until, type Receiver } from '../notify/receiver.js';
 
-const KEY = 'app-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const KEY = 'app-key-Xq4Rn8WzT2bLk6VsMd9JhC3Fp7Ge5Ay';
 const PLATFORM = `api-webhook-${process.pid}-${Date.now()}`;
 const T = '2026-11-02T08:15:00.000Z';
 
@@ -34,7 +34,7 @@ describe('a run requested over HTTP, and its signed run webhook', () => {
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: PLATFORM }, extra: { notify: { url: receiver.url, secret } } }],
-      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', API_KEYS: `app:${KEY}`, NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120' },
+      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', API_KEYS: `app:${KEY}`, NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120', OUTBOUND_ALLOWED_NETWORKS: '127.0.0.0/8' },
     });
     const platform = rig.memory.get(PLATFORM);
     for (const c of ['C1', 'C2', 'C3']) {

@@ -1,8 +1,11 @@
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadEnv } from '../../src/config/env.js';
 import { parseDuration } from '../../src/config/duration.js';
-import { checkTenantsNeeds, parseTenants, type QuickBooksTenant } from '../../src/config/tenants.js';
+import { checkTenantsNeeds, parseTenants, type QuickBooksTenant, type TenantsFile } from '../../src/config/tenants.js';
 
 const good = {
   tenants: [
@@ -370,11 +373,76 @@ describe('tenants file: what it may read and where it may send (issue 28 item 5)
     expect(local.tenants).toHaveLength(2);
   });
 
+  it("refuses a tenant's collections addresses (baseUrl, authUrl: they get its client secret) that are not https://, except to this machine", () => {
+    const collections = (baseUrl: string, authUrl: string) => ({ clientId: 'a', clientSecret: '${ACME_SECRET}', baseUrl, authUrl });
+    const msg = problem(
+      file(
+        tenant({ collections: collections('http://attacker.example/api-service/v1', 'http://attacker.example') }),
+        tenant({ id: 'beta', collections: collections('http://10.0.0.5:4010/api-service/v1', 'http://simulator:4010') }),
+      ),
+      { ACME_SECRET: 'the-secret-value' },
+    );
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.collections\.baseUrl: must be https:\/\/ \(http:\/\/ only to 127\.0\.0\.0\/8, ::1 or localhost\)/);
+    expect(msg).toMatch(/tenants\[0\] \(acme\)\.collections\.authUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.collections\.baseUrl: must be https:\/\//);
+    expect(msg).toMatch(/tenants\[1\] \(beta\)\.collections\.authUrl: must be https:\/\//);
+    expect(msg).not.toContain('the-secret-value');
+    const fine = parseTenants(
+      file(
+        tenant({ collections: collections('https://svc.example.com/api-service/v1', 'https://auth.example.com') }),
+        tenant({ id: 'beta', collections: { ...collections('http://127.0.0.1:4010/api-service/v1', 'http://localhost:4010'), clientId: 'b' } }),
+        tenant({ id: 'gamma', collections: { ...collections('http://[::1]:4010/api-service/v1', 'http://127.0.0.2:4010'), clientId: 'g' } }),
+      ),
+      { ACME_SECRET: 'the-secret-value' },
+    );
+    expect(fine.tenants.map((t) => t.collections.authUrl)).toEqual(['https://auth.example.com', 'http://localhost:4010', 'http://127.0.0.2:4010']);
+  });
+
   it('names the line and column of a JSON error', () => {
     const text = '{\n  "tenants": [\n    { "id": "acme" "collections": {} }\n  ]\n}';
     const msg = problem(text);
     expect(msg).toMatch(/tenants\.json: not valid JSON \(.* at line 3, column 20\)/);
     expect(msg).not.toMatch(/position/);
     expect(problem('{ "tenants": [')).toMatch(/at line 1, column 15\)/);
+  });
+});
+
+describe('tenants file: FILE_PLATFORM_ROOT (issue 36, finding 8c)', () => {
+  const fileTenants = (...paths: string[]) =>
+    parseTenants(JSON.stringify({ tenants: paths.map((path, i) => ({ id: `t${i}`, collections: { clientId: `c${i}`, clientSecret: 's' }, platform: { kind: 'file', path } })) }), {});
+  const problem = (file: TenantsFile, root: string | undefined): string => {
+    try {
+      checkTenantsNeeds(file, root === undefined ? {} : { FILE_PLATFORM_ROOT: root });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    return '';
+  };
+
+  it("refuses a file tenant's folder outside the root (after .. and symbolic links), naming tenant and field; unset, any folder as before", async () => {
+    const base = await mkdtemp(join(tmpdir(), 'cs-file-root-'));
+    try {
+      const root = join(base, 'data');
+      await mkdir(join(root, 'acme'), { recursive: true });
+      await mkdir(join(base, 'elsewhere'));
+      await symlink(join(base, 'elsewhere'), join(root, 'escape'));
+      await symlink('/etc', join(root, 'etc-link'));
+      const inside = fileTenants(join(root, 'acme'), join(root, 'not-made-yet'), join(root, 'acme', '..', 'acme'), `${root}/`);
+      expect(problem(inside, root)).toBe('');
+      const outside = fileTenants('/etc', join(root, '..', 'elsewhere'), join(root, 'escape'), join(root, 'etc-link', 'ssh'), join(root, 'acme'), join(`${root}-sibling`, 'x'));
+      const msg = problem(outside, root);
+      expect(msg).toMatch(/^the tenants file names folders outside FILE_PLATFORM_ROOT/);
+      for (const i of [0, 1, 2, 3, 5]) expect(msg).toMatch(new RegExp(`tenants\\[${i}\\] \\(t${i}\\)\\.platform\\.path: .* is outside FILE_PLATFORM_ROOT`));
+      expect(msg).not.toMatch(/tenants\[4\]/);
+      // A relative folder is taken from the working directory, as the adapter opens it.
+      expect(problem(fileTenants('./data/acme'), root)).toMatch(/tenants\[0\] \(t0\)\.platform\.path: \.\/data\/acme is outside/);
+      // Unset: every folder, as before.
+      expect(problem(outside, undefined)).toBe('');
+      // A root that does not exist is named.
+      expect(problem(inside, join(base, 'no-such-root'))).toMatch(/FILE_PLATFORM_ROOT=.*no-such-root does not exist/);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });

@@ -53,7 +53,7 @@ describe('connection.changed webhooks', () => {
       },
     ];
     const extra = { PLATFORM_TOKEN_KEY: TOKEN_KEY, PUBLIC_URL: publicUrl };
-    rig = await startRig({ redisUrl: redis.url, tenants, env: { ...extra, WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120' } });
+    rig = await startRig({ redisUrl: redis.url, tenants, env: { ...extra, WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120', OUTBOUND_ALLOWED_NETWORKS: '127.0.0.0/8' } });
     folder = await mkdtemp(join(tmpdir(), 'cs-notify-connect-'));
     const file = join(folder, 'tenants.json');
     await writeFile(file, tenantsJson(tenants));

@@ -48,6 +48,8 @@ describe('the Node receiver of docs/run-webhooks.md', () => {
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: `example-${Math.random()}` }, extra: { notify: { url, secret } } }],
+      // The example receiver listens on this machine: a tenant's own URL reaches it only when allowed.
+      env: { OUTBOUND_ALLOWED_NETWORKS: '127.0.0.0/8' },
     });
     const run = await rig.sync('acme', 'full');
     const line = await until(async () => stdout.split('\n').find((l) => l.includes('run.finished')), (l) => l !== undefined, 20_000);

@@ -5,14 +5,17 @@
  * never a sync's; job data and logs hold neither the secret nor the address.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseTenants } from '../../src/config/tenants.js';
 import { runFinishedEvent } from '../../src/notify/index.js';
 import { JOBS } from '../../src/queues/index.js';
 import { useTestRedis } from '../helpers/redis.js';
-import { startRig, type Rig } from '../helpers/rig.js';
+import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 import { newSecret, startReceiver, until, type Answer, type Receiver } from './receiver.js';
 
 /** Short back-off so retries come in milliseconds, not minutes. */
 const FAST = { NOTIFY_BACKOFF_MS: '30', NOTIFY_BACKOFF_MAX_MS: '120' };
+/** The receivers here listen on this machine, which a tenant's own URL reaches only when allowed. */
+const LOCAL = { OUTBOUND_ALLOWED_NETWORKS: '127.0.0.0/8' };
 
 describe('run webhooks', () => {
   const redis = useTestRedis();
@@ -34,7 +37,7 @@ describe('run webhooks', () => {
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [{ id: 'acme', platform: { kind: 'memory', name: `notify-${Math.random()}` }, extra: { notify: { url, secret } } }],
-      env: { ...FAST, ...o.env },
+      env: { ...FAST, ...LOCAL, ...o.env },
       ...(o.concurrency ? { worker: { concurrency: o.concurrency } } : {}),
       ...(o.logLevel ? { logLevel: o.logLevel } : {}),
     });
@@ -89,7 +92,7 @@ describe('run webhooks', () => {
     const { rig, receiver } = await start(() => 503, { env: { NOTIFY_ATTEMPTS: '3' }, query: '?token=query-part-of-the-url' });
     await rig.sync('acme', 'full');
     const last = await until(() => rig.app.stores.deliveries.last('acme'), (d) => d?.state === 'failed');
-    expect(last).toMatchObject({ state: 'failed', attempts: 3, statusCode: 503, error: 'status 503' });
+    expect(last).toMatchObject({ state: 'failed', attempts: 3, statusCode: 503, error: 'http 503' });
     expect(receiver.received).toHaveLength(3);
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     const metric = await rig.metrics.registry.getSingleMetricAsString('collections_sync_notify_deliveries_total');
@@ -133,7 +136,7 @@ describe('run webhooks', () => {
           { id: 'fine', platform: { kind: 'memory', name: `fine-${Math.random()}` }, extra: { notify: { url: fine.url, secret } } },
         ],
         // Two notify slots: without the per-tenant lock, the stuck tenant's two events would take both.
-        env: { ...FAST, NOTIFY_TIMEOUT_MS: '60000', NOTIFY_CONCURRENCY: '2' },
+        env: { ...FAST, ...LOCAL, NOTIFY_TIMEOUT_MS: '60000', NOTIFY_CONCURRENCY: '2' },
       });
       await rig.sync('stuck', 'full');
       await rig.sync('stuck', 'incremental');
@@ -171,13 +174,32 @@ describe('run webhooks', () => {
     }
   });
 
+  it("refuses a tenant's own URL to this machine unless OUTBOUND_ALLOWED_NETWORKS lists it, by address or by a name resolving there; the error names neither address nor port", async () => {
+    const { rig, receiver } = await start(() => 'ok', { env: { NOTIFY_ATTEMPTS: '2', OUTBOUND_ALLOWED_NETWORKS: '' } });
+    await rig.sync('acme', 'full');
+    const last = await until(() => rig.app.stores.deliveries.last('acme'), (d) => d?.state === 'failed');
+    expect(last).toMatchObject({ state: 'failed', attempts: 2, error: 'blocked address' });
+    expect(last?.statusCode).toBeUndefined();
+    expect(receiver.received).toEqual([]);
+    // `localhost` is a name: it resolves to 127.0.0.1 (or ::1) when the connection opens, and is refused there.
+    const port = new URL(receiver.url).port;
+    rig.app.setTenants(parseTenants(tenantsJson([{ id: 'acme', platform: { kind: 'memory', name: `notify-${Math.random()}` }, extra: { notify: { url: `http://localhost:${port}/hooks/runs`, secret: newSecret() } } }]), {}));
+    await rig.sync('acme', 'incremental');
+    const byName = await until(() => rig.app.stores.deliveries.last('acme'), (d) => d?.state === 'failed' && d.eventId !== last?.eventId);
+    expect(byName).toMatchObject({ error: 'blocked address' });
+    expect(receiver.received).toEqual([]);
+    const told = `${rig.logs.join('\n')} ${JSON.stringify(await rig.app.queues.notify.getJobs(['failed']))}`;
+    expect(told).toContain('blocked address');
+    for (const leak of ['127.0.0.1', '::1', 'localhost', `:${port}`]) expect(told).not.toContain(leak);
+  });
+
   it('enqueues nothing for a tenant without a receiver (neither its own nor the fleet\'s)', async () => {
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'plain', platform: { kind: 'memory', name: `plain-${Math.random()}` } }] });
     await rig.sync('plain', 'full');
     expect(await rig.app.queues.notify.getJobCountByTypes('completed', 'failed', 'delayed', 'waiting', 'active')).toBe(0);
   });
 
-  it('sends to RUN_WEBHOOK_URL, signed with RUN_WEBHOOK_SECRET, for a tenant without its own', async () => {
+  it('sends to RUN_WEBHOOK_URL, signed with RUN_WEBHOOK_SECRET, for a tenant without its own (the operator\'s own address: on this machine, and no OUTBOUND_ALLOWED_NETWORKS)', async () => {
     const secret = newSecret();
     receiver = await startReceiver(secret);
     rig = await startRig({
@@ -229,7 +251,7 @@ describe('run webhooks in the control API', () => {
 
   it("GET /v1/tenants shows a tenant's last delivery as lastWebhook", async () => {
     const secret = newSecret();
-    const key = 'notify-test-key-0123456789abcdefghijklmnop';
+    const key = 'notify-test-key-Wd5Qx9Tr2Bn7Kz4VmLc8Hs3Jp';
     receiver = await startReceiver(secret);
     rig = await startRig({
       redisUrl: redis.url,
@@ -237,7 +259,7 @@ describe('run webhooks in the control API', () => {
         { id: 'acme', platform: { kind: 'memory', name: `api-${Math.random()}` }, extra: { notify: { url: receiver.url, secret } } },
         { id: 'quiet', platform: { kind: 'memory', name: `api-quiet-${Math.random()}` } },
       ],
-      env: { API_KEYS: `ops:${key}` },
+      env: { API_KEYS: `ops:${key}`, ...LOCAL },
       worker: { webhookPort: 'random', webhookHost: '127.0.0.1' },
     });
     await rig.sync('acme', 'full');

@@ -196,7 +196,12 @@ describe('docker/compose.yaml', () => {
     const tenants = parseTenants(await read('docker/tenants/simulator.example.json'), {});
     const t = tenants.tenants[0];
     expect(`${t?.collections.clientId}:${t?.collections.clientSecret.reveal()}`).toBe(clients);
-    expect(t?.collections.baseUrl).toBe('http://simulator:4010/api-service/v1');
+    // The simulator's address comes from .env (COLLECTIONS_BASE_URL, COLLECTIONS_AUTH_URL): a tenant's own must be
+    // https:// or loopback, and compose's network is neither.
+    expect(t?.collections.baseUrl).toBeUndefined();
+    expect(t?.collections.authUrl).toBeUndefined();
+    const example = Object.fromEntries(dotenv(await read('.env.example')));
+    expect([example['COLLECTIONS_BASE_URL'], example['COLLECTIONS_AUTH_URL']]).toEqual(['http://simulator:4010/api-service/v1', 'http://simulator:4010']);
     expect(t?.platform).toEqual({ kind: 'file', path: '/sample' });
     expect(compose.services['worker']?.volumes).toContain('sample:/sample:ro');
   });

@@ -90,19 +90,24 @@ describe('the job dashboard', () => {
     expect(await probe.getWaitingCount()).toBe(1);
   });
 
-  it('logs failed logins with the address and no password, and answers 429 to a source past its failures a minute', async () => {
+  it('logs failed logins with the address, never the user name or password, and answers 429 to a source past its failures a minute', async () => {
     let log = '';
     const logger = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, done) => ((log += c.toString()), done()) }) });
     const guarded = await startDashboard({ queues: [probe], port: 0, username: 'ops', password: new Secret(PASSWORD), logger, failureDelayMs: 10, maxFailuresPerMin: 3 });
+    // A password typed into the user field, then wrong passwords for the right user.
+    const tries: [string, string][] = [['Typed-Into-The-User-Field-42', ''], ['ops', 'wrong-password-2'], ['ops', 'wrong-password-3']];
     try {
-      for (let i = 1; i <= 3; i += 1) expect((await fetch(`${guarded.url}api/queues`, { headers: auth('ops', `wrong-password-${i}`) })).status).toBe(401);
+      for (const [user, password] of tries) expect((await fetch(`${guarded.url}api/queues`, { headers: auth(user, password) })).status).toBe(401);
+      // Held by address: the right password too (were it let in, the answer would tell a guesser when it guessed right).
       const held = await fetch(`${guarded.url}api/queues`, { headers: auth('ops', PASSWORD) });
       expect(held.status).toBe(429);
       expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
-      const lines = log.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; remoteAddress?: string; username?: string });
-      const failed = lines.filter((l) => l.msg === 'dashboard: login failed');
-      expect(failed).toHaveLength(3);
-      for (const l of failed) expect(l).toMatchObject({ level: 40, remoteAddress: '127.0.0.1', username: 'ops' });
+      const lines = log.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const failed = lines.filter((l) => l['msg'] === 'dashboard: login failed');
+      expect(failed.map((l) => l['failures'])).toEqual([1, 2, 3]);
+      for (const l of failed) expect(Object.keys(l).sort()).toEqual(['failures', 'level', 'msg', 'pid', 'remoteAddress', 'time']);
+      for (const l of failed) expect(l).toMatchObject({ level: 40, remoteAddress: '127.0.0.1' });
+      expect(log).not.toContain('Typed-Into-The-User-Field');
       expect(log).not.toContain('wrong-password');
       expect(log).not.toContain(PASSWORD);
       // The hold is per dashboard and source: the other dashboard of this test still serves the right password.

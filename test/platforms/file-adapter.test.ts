@@ -1,4 +1,4 @@
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileAdapter, decodeFileToken, writeNdjson } from '../../src/platforms/file/index.js';
@@ -212,5 +212,29 @@ describe('writeNdjson', () => {
     expect(await writeNdjson(path, [payment(1000)], { append: true })).toBe(1);
     const pages = await readAll(new FileAdapter({ folder: dir.path }), 'payments');
     expect(pages.flatMap((p) => p.records.map((r) => r.id))).toEqual(Array.from({ length: 1001 }, (_, i) => `P-${i}`));
+  });
+});
+
+describe('file adapter: FILE_PLATFORM_ROOT (issue 36, finding 8c)', () => {
+  it('reads a file under the root, and refuses one that a symbolic link takes outside it, when the page is read', async () => {
+    const root = join(dir.path, 'root');
+    const outside = join(dir.path, 'outside');
+    await mkdir(join(root, 'acme'), { recursive: true });
+    await mkdir(outside);
+    await writeFile(join(root, 'acme', 'contacts.ndjson'), lines(contact(1)));
+    await writeFile(join(outside, 'invoices.ndjson'), lines({ id: 'secret-line', note: 'not for the service' }));
+    // Placed after the tenants file was checked: the folder is under the root, a file in it points elsewhere.
+    await symlink(join(outside, 'invoices.ndjson'), join(root, 'acme', 'invoices.ndjson'));
+    const adapter = new FileAdapter({ folder: join(root, 'acme'), root });
+    expect((await adapter.readPage('contacts', {})).records.map((r) => r.id)).toEqual([String(contact(1)['id'])]);
+    const refused = adapter.readPage('invoices', {});
+    await expect(refused).rejects.toBeInstanceOf(PlatformError);
+    await expect(refused).rejects.toThrow(/invoices\.ndjson is outside FILE_PLATFORM_ROOT/);
+    await expect(refused).rejects.not.toThrow(/outside\/|secret-line/);
+    // A folder swapped for a link out of the root after the load.
+    await symlink(outside, join(root, 'swapped'));
+    await expect(new FileAdapter({ folder: join(root, 'swapped'), root }).readPage('invoices', {})).rejects.toThrow(/outside FILE_PLATFORM_ROOT/);
+    // Without a root, as before: the link is followed.
+    expect((await new FileAdapter({ folder: join(root, 'acme') }).readPage('invoices', {})).bad).toHaveLength(1);
   });
 });

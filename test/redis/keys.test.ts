@@ -4,7 +4,9 @@
  * methods; the test lists what landed in Redis. The layout of issue 13: `<base>:<kind>:{<owner>}[:<part>...]`,
  * the owner (tenant, client, connection, campaign) as the Cluster hash tag; KEY_PREFIX's braces dropped.
  */
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { IdempotencyStore } from '../../src/api/idempotency.js';
 import { describe, expect, it } from 'vitest';
 import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
@@ -179,6 +181,17 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
       `${b}:quickbooks:{9130346988751236}:seen:invoices`,
       `${b}:quickbooks:{9130346988751236}:seen:payments`,
     ]);
+  });
+
+  it("the control API's Idempotency-Key answers (under their tenant) and their index per API key name (its own tag)", async () => {
+    const p = testPrefix();
+    const store = new IdempotencyStore(redis, p);
+    const claim = await store.claim('acme', 'backoffice', 'retry-1', 'POST /v1/tenants/acme/runs {}');
+    if (claim.kind !== 'run') throw new Error(claim.kind);
+    await claim.finish({ status: 202, body: '{}' });
+    const b = keyBase(p);
+    const digest = createHash('sha256').update('retry-1').digest('hex');
+    expect(await keysUnder(p)).toEqual([`${b}:api:idempotency-index:{backoffice}`, `${b}:api:idempotency:{acme}:backoffice:${digest}`]);
   });
 
   it('the schedules lock', () => {

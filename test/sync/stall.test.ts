@@ -82,7 +82,7 @@ describe('a run that waits for something that never comes', () => {
       const run = await waitForRun(rig.app.stores.runs, 'stuck', { mode: 'full', requestedAt, timeoutMs: 60_000 });
       expect(run.outcome, JSON.stringify(run.errors)).toBe('succeeded');
       expect(run.stalls).toMatchObject({ count: 1 });
-      expect(run.stalls?.reason).toMatch(/^stalled: no progress for [45] s in contacts; waiting on platform 1/);
+      expect(run.stalls?.reason).toMatch(/^stalled: no progress for \d+ s in contacts; waiting on platform 1/);
       expect(run.errors.some((e) => e.startsWith('an earlier attempt stalled (1 in all') && e.includes('waiting on platform 1'))).toBe(true);
       expect(run.waiting, 'a finished run waits on nothing').toBeUndefined();
 
@@ -99,7 +99,8 @@ describe('a run that waits for something that never comes', () => {
       const metrics = await rig.metrics.registry.getSingleMetricAsString('collections_sync_run_stalls_total');
       expect(metrics).toContain('collections_sync_run_stalls_total{tenant="stuck"} 1');
       const job = await rig.app.queues.sync.getJob(jobId ?? '');
-      expect({ started: job?.attemptsStarted, failedReason: job?.failedReason }, 'the stall used an attempt').toMatchObject({ started: 2, failedReason: expect.stringMatching(/^stalled: no progress/) });
+      expect(job?.attemptsStarted, 'the stall used an attempt').toBe(2);
+      expect(job?.failedReason).toMatch(/^stalled: no progress/);
       // Every record landed once, in spite of the attempt that was cut short.
       const stored = rig.sim.data('client-stuck');
       expect(stored.contacts.map((c) => c.extPlatformId).sort()).toEqual(data.contacts.map((c) => c.id).sort());

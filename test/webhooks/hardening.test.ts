@@ -43,7 +43,7 @@ describe('the webhook receiver refuses alike and holds nothing open', () => {
         accepted.push(body);
         return { eventId: `e${accepted.length}`, duplicate: false };
       },
-      quickbooks: { tenants: () => [{ id: 'acme', realmId: '123', verifierToken: new Secret(VERIFIER) }], requestSync: async (id) => void synced.push(id) },
+      quickbooks: { listening: () => true, tenants: () => [{ id: 'acme', realmId: '123', verifierToken: new Secret(VERIFIER) }], requestSync: async (id) => void synced.push(id) },
     });
     base = `http://127.0.0.1:${server.port}`;
   });

@@ -210,7 +210,7 @@ describe('startWorker in this process', () => {
   });
 
   it('API_KEYS without WEBHOOK_PORT: a start error naming both, before anything is written, bound or registered', async () => {
-    const key = 'app:0123456789abcdefghijklmnopqrstuvwxyz';
+    const key = 'app:Yk3wQz8TnR2vLs6HdJ4mXc9PfA7uGe5B';
     const other = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'memory', name: 'acme' } }], env: { OPS_PORT: '0', API_KEYS: key }, worker: false });
     try {
       const opsPort = await freePort();

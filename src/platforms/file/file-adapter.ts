@@ -3,9 +3,11 @@
  * the byte offset in the page token. At most one page (plus one read chunk and one line) is in memory, whatever
  * the file's size. Listings are in export order (`ordered: false`).
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { isUnder } from '../../config/file-root.js';
 import type { Entity } from '../../glossary.js';
 import { checkRecord, rawCursor, rawId, type RecordOf } from '../records.js';
 import { compareCursor, PlatformError, type BadRecord, type Cursor, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
@@ -15,6 +17,11 @@ import { decodeFileToken, encodeFileToken, type FilePosition } from './page-toke
 export interface FileAdapterOptions {
   /** The folder holding `contacts.ndjson`, `invoices.ndjson`, `payments.ndjson` (each optional). */
   folder: string;
+  /**
+   * FILE_PLATFORM_ROOT: a file is opened only when its real path (every symbolic link followed) is under this
+   * folder's, checked as each page is read: a link placed after the tenants file was loaded takes nothing out of it.
+   */
+  root?: string;
   /** Read chunk size in bytes. Default 64 KiB. */
   highWaterMark?: number;
   /** A longer line is a bad record (and is never held in memory). Default 1 MiB. */
@@ -37,6 +44,7 @@ export function fileNameOf(entity: Entity): string {
 export class FileAdapter implements PlatformAdapter {
   readonly kind = 'file';
   private readonly folder: string;
+  private readonly root: string | undefined;
   private readonly highWaterMark: number;
   private readonly maxLineBytes: number;
   private readonly maxLinesPerPage: number | undefined;
@@ -45,6 +53,7 @@ export class FileAdapter implements PlatformAdapter {
 
   constructor(options: FileAdapterOptions) {
     this.folder = options.folder;
+    this.root = options.root;
     this.highWaterMark = options.highWaterMark ?? 64 * 1024;
     this.maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
     this.maxLinesPerPage = options.maxLinesPerPage;
@@ -64,7 +73,7 @@ export class FileAdapter implements PlatformAdapter {
     const name = fileNameOf(entity);
     const page: Page<E> = { records: [], bad: [], ordered: false };
 
-    const fh = await this.openOrNone(join(this.folder, name));
+    const fh = await this.openOrNone(join(this.folder, name), name);
     if (fh === undefined) return page;
     try {
       const { size } = await fh.stat();
@@ -128,10 +137,21 @@ export class FileAdapter implements PlatformAdapter {
     return platformId === undefined ? { bad: checked.reason } : { bad: checked.reason, platformId };
   }
 
-  private async openOrNone(path: string): Promise<FileHandle | undefined> {
+  private async openOrNone(path: string, name: string): Promise<FileHandle | undefined> {
     try {
-      return await open(path, 'r');
+      if (this.root === undefined) return await open(path, 'r');
+      // The file's real path, checked against the root's, then opened as it is (a link swapped in after the check
+      // is not followed: O_NOFOLLOW on the last part).
+      const root = await realpath(this.root).catch((err: unknown) => {
+        throw new PlatformError('PLATFORM_UNAVAILABLE', `file adapter: FILE_PLATFORM_ROOT cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, false, { cause: err });
+      });
+      const real = await realpath(path);
+      if (!isUnder(root, real)) {
+        throw new PlatformError('PLATFORM_UNAVAILABLE', `file adapter: ${name} is outside FILE_PLATFORM_ROOT (the folder or the file is a symbolic link out of it); fix the folder`, false);
+      }
+      return await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch (err) {
+      if (err instanceof PlatformError) throw err;
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new PlatformError('PLATFORM_UNAVAILABLE', `file adapter: cannot open ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, false, { cause: err });
     }
