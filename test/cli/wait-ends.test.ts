@@ -48,6 +48,10 @@ describe('--wait ends with an outcome', () => {
     rig.sim.setFaults({ latencyMs: 400 });
     const child = spawnWorker({ ...rig.cliEnv(join(dir, 'worker-tenants.json')), SYNC_CONCURRENCY: '1', TENANT_INFLIGHT_LIMIT: '1' });
     try {
+      // The wait begins once the child consumes the queue: one that starts slower than the wait's 5 s of grace (a
+      // loaded machine) would end it as "no worker", not as the vanished worker this test is about.
+      for (let i = 0; i < 1_200 && (await rig.app.queues.sync.getWorkers()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect((await rig.app.queues.sync.getWorkers()).length, child.output()).toBeGreaterThan(0);
       const wait = cli(['sync', '--tenant', 'acme', '--wait']);
       await wait.stderrShows('waiting for job');
       // The run has started on the child worker: then it dies without a word.
