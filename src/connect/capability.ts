@@ -27,10 +27,11 @@ export class Capabilities {
     this.#key = Buffer.from(hkdfSync('sha256', parseTokenKey(tokenKey), Buffer.alloc(0), LABEL, 32));
   }
 
-  /** A connect link's token for `tenant`, valid for `ttlMs`. */
-  link(tenant: string, ttlMs: number): { token: string; expiresAt: number } {
+  /** A connect link's token for `tenant`, valid for `ttlMs`; `id` is its nonce (the link's id, links.ts). */
+  link(tenant: string, ttlMs: number): { token: string; expiresAt: number; id: string } {
     const e = Math.floor((this.now() + ttlMs) / 1000);
-    return { token: this.sign({ k: 'link', t: tenant, e, n: randomBytes(9).toString('base64url') }), expiresAt: e * 1000 };
+    const id = randomBytes(9).toString('base64url');
+    return { token: this.sign({ k: 'link', t: tenant, e, n: id }), expiresAt: e * 1000, id };
   }
 
   /** A pick's token: organisation `org` of the grant `pending`, for `tenant`. */

@@ -63,6 +63,15 @@ export async function connectionsOf(redis: Redis, prefix: string, tenants: reado
   return out;
 }
 
+/**
+ * Whether the tenant has a connection (connected, or needing a reconnect: a chain, a binding, or the tenants file's
+ * refresh token): a link for it then replaces that connection, so it must be asked for as a reconnect (decision 0160).
+ */
+export async function hasConnection(redis: Redis, prefix: string, tenant: TenantConfig): Promise<boolean> {
+  const [report] = await connectionStates(redis, prefix, [tenant]);
+  return report !== undefined && report.state !== 'awaiting_connection';
+}
+
 export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], now = Date.now()): Promise<ConnectionReport[]> {
   const bindings = new BindingStore(redis, prefix);
   const out: ConnectionReport[] = [];
@@ -70,6 +79,8 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
     if (!isOAuth(t)) continue;
     const kind = t.platform.kind;
     const link = `collections-sync connect link --tenant ${t.id}`;
+    // A tenant that has a connection (even a broken one) takes a reconnect link (decision 0160).
+    const relink = `${link} --reconnect`;
     const binding = await bindings.get(t.id);
     const connection = connectionOf(t, binding);
     const base = { tenant: t.id, platform: kind, ...(connection ? { connection } : {}), ...(binding?.name ? { name: binding.name } : {}) };
@@ -77,7 +88,7 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
     try {
       chain = connection === undefined ? undefined : await new PlatformTokenStore(redis, prefix, kind, connection).read();
     } catch {
-      out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: link });
+      out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: relink });
       continue;
     }
     const fromFile = 'refreshToken' in t.platform && t.platform.refreshToken !== undefined;
@@ -100,8 +111,8 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
       ...(refreshedAt !== undefined ? { refreshedAt } : {}),
       ...(ageDays !== undefined ? { refreshTokenAgeDays: ageDays } : {}),
     };
-    if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: link });
-    else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: link });
+    if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: relink });
+    else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: relink });
     else out.push({ ...report, ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
   }
   return out;

@@ -68,7 +68,16 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           syncQueue: app.queues.sync,
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
-          ...(connect ? { connect: { link: (tenant, ttlMs) => connect.link(tenant, ttlMs), redirectUri: connect.redirectUri } } : {}),
+          ...(connect
+            ? {
+                connect: {
+                  link: (tenant, lo) => connect.link(tenant, lo),
+                  links: (tenant) => connect.links.list(tenant),
+                  revokeLink: (tenant, id) => connect.links.revoke(tenant, id),
+                  redirectUri: connect.redirectUri,
+                },
+              }
+            : {}),
           // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
           lastDelivery:
             o.lastDelivery ??

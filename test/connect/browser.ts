@@ -1,5 +1,7 @@
 /** A browser, as far as connect links go: follows redirects one by one (redirect: 'manual'), keeping each hop. */
 import { createServer } from 'node:net';
+import { makeConnectLink, type MadeLink } from '../../src/connect/index.js';
+import type { Rig } from '../helpers/rig.js';
 
 export interface Hop {
   url: string;
@@ -39,4 +41,11 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** A connect link for `tenant` of the rig, made and recorded as the CLI makes one (PLATFORM_TOKEN_KEY, PUBLIC_URL of its env). */
+export async function linkOf(rig: Rig, tenant: string, o: { ttlMs?: number; reconnect?: boolean } = {}): Promise<MadeLink> {
+  const { PLATFORM_TOKEN_KEY: tokenKey, PUBLIC_URL: publicUrl } = rig.env;
+  if (tokenKey === undefined || publicUrl === undefined) throw new Error('the rig has no PLATFORM_TOKEN_KEY or PUBLIC_URL');
+  return makeConnectLink({ redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, tokenKey, publicUrl, tenant: rig.app.tenant(tenant) }, tenant, { ttlMs: o.ttlMs ?? 3_600_000, reconnect: o.reconnect ?? false, by: 'test' });
 }

@@ -9,14 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectLink } from '../../src/connect/index.js';
 import { waitForRun } from '../../src/state/index.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { buildContacts, buildInvoices } from '../platforms/xero/fixtures.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { freePort } from './browser.js';
+import { freePort, linkOf } from './browser.js';
 
 function findChromium(): string | undefined {
   const candidates = [process.env['CHROMIUM_PATH'], 'chromium', 'chromium-browser'].filter((c): c is string => !!c);
@@ -87,7 +86,7 @@ describe.skipIf(!chromium)('a connect link in headless Chromium', () => {
 
   it('shows the customer the connected page, and the first run lands the records', async () => {
     const before = Date.now();
-    const dom = await dumpDom(chromium!, connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant('web') }, 'web', 3_600_000).url);
+    const dom = await dumpDom(chromium!, (await linkOf(rig, 'web')).url);
     expect(dom).toContain('<strong>Browser Ltd</strong> is connected');
     expect(fake.oauth!.exchanges).toEqual([{ outcome: 'issued' }]);
     for (const t of [...fake.issuedRefresh, ...fake.issuedAccess]) expect(dom).not.toContain(t);

@@ -439,7 +439,7 @@ export class PlatformAuth {
       'PLATFORM_AUTH_FAILED',
       `${this.name}: the connection to ${this.options.platform.connectionName} ${this.options.connection} was revoked or has expired (the token endpoint answered ${detail}). ` +
         `Reconnect the app ${this.options.platform.reconnectWhere}, then put the new refresh token in the tenants file (platform.refreshToken); ` +
-        'syncs resume with it without a restart. Or send the customer a new connect link (collections-sync connect link --tenant <id>).',
+        'syncs resume with it without a restart. Or send the customer a reconnect link (collections-sync connect link --tenant <id> --reconnect).',
       false,
     );
   }
