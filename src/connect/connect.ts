@@ -6,12 +6,15 @@
  *                           for a link asked for as a reconnect): a single-use `state` (Redis, 10 minutes, bound to
  *                           the tenant and the link, with the PKCE verifier) and a redirect to the platform's consent
  *                           screen. Anything else: the public server's one 401.
- *   GET /oauth/callback     the `state` is taken (once; unknown, reused or expired: the one 401). The platform's
+ *                           The browser gets a cookie (browser.ts), whose digest the state keeps.
+ *   GET /oauth/callback     without the cookie of the browser that opened the link: the one 401. The `state` is
+ *                           taken (once; unknown, reused, expired, or another browser's: the one 401). The platform's
  *                           error (access_denied, invalid_scope): a plain page and a log line. Otherwise the code
  *                           is exchanged; Xero's organisations are read (GET /connections) and one is bound (the
  *                           tenants file's, refused when the grant lacks it; the only one; or the customer's pick);
  *                           QuickBooks' realmId comes with the callback (checked against the tenants file's).
- *   GET /oauth/choose/<pick> a signed pick of one organisation of a grant kept 10 minutes (taken once).
+ *   GET /oauth/choose/<pick> a signed pick of one organisation of a grant kept 10 minutes (taken once), from the
+ *                           browser that opened the link.
  *
  * Binding = the link is spent (taken from its record: one completion wins), the refresh token becomes the first
  * link of the tenant's token chain (PlatformAuth.connect, under the chain's lock: the one store of refresh tokens),
@@ -20,6 +23,7 @@
  */
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
+import { sameBrowser, browserDigest } from './browser.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
@@ -148,7 +152,7 @@ export class Connect {
    * `GET /connect/<link>`: to the platform's consent screen, or the one 401: a link that does not verify, is not
    * outstanding (spent, revoked, never recorded), or is not a reconnect link while the tenant has a connection.
    */
-  async start(token: string): Promise<ConnectAnswer> {
+  async start(token: string, browser: string): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyLink(token);
     const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
     if (claims === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
@@ -156,20 +160,24 @@ export class Connect {
     if (link === undefined) return UNAUTHORIZED;
     if (!link.reconnect && (await hasConnection(this.d.redis, this.d.prefix, tenant))) return UNAUTHORIZED;
     const auth = await authorization(tenant.platform, this.redirectUri);
-    await this.pending.putState(auth.state, { tenant: tenant.id, link: link.id, reconnect: link.reconnect, verifier: auth.verifier, at: this.now() });
+    await this.pending.putState(auth.state, { tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: browserDigest(browser), verifier: auth.verifier, at: this.now() });
     this.d.logger.info({ tenant: tenant.id, platform: tenant.platform.kind, link: link.id }, 'connect: link opened, sent to the consent screen');
     return { kind: 'redirect', location: auth.url };
   }
 
-  /** `GET /oauth/callback?...`: `url` is the request's URL (its query is what the platform sent). */
-  async callback(url: URL): Promise<ConnectAnswer> {
+  /**
+   * `GET /oauth/callback?...`: `url` is the request's URL (its query is what the platform sent); `browser` the value of
+   * the browser's cookie (undefined: none), which must be the one of the browser that opened the link.
+   */
+  async callback(url: URL, browser: string | undefined): Promise<ConnectAnswer> {
     const state = url.searchParams.get('state');
-    if (state === null || state.length > 512) return UNAUTHORIZED;
+    if (state === null || state.length > 512 || browser === undefined) return UNAUTHORIZED;
     const pending = await this.pending.takeState(state);
     const tenant = pending === undefined ? undefined : this.d.tenant(pending.tenant);
     if (pending === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
+    if (!sameBrowser(browser, pending.browser)) return this.otherBrowser(tenant, pending.link, 'callback');
     const p = tenant.platform;
-    const link = { id: pending.link, reconnect: pending.reconnect };
+    const link = { id: pending.link, reconnect: pending.reconnect, browser: pending.browser };
     const error = url.searchParams.get('error');
     if (error !== null) return this.refused(tenant, error.slice(0, 64), `the platform answered ${error.slice(0, 64)}`);
     let grant: Grant;
@@ -204,21 +212,22 @@ export class Connect {
     const only = orgs.length === 1 ? orgs[0] : undefined;
     if (only !== undefined) return this.bind(tenant, link, only.tenantId, only.name, only.id, grant);
     if (orgs.length === 0) return this.refused(tenant, 'no_organisation', 'the grant includes no organisation', undefined, 'The access you gave includes no Xero organisation.');
-    const id = await this.pending.putGrant({ tenant: tenant.id, link: link.id, reconnect: link.reconnect, ...grant, orgs: orgs.map((o) => ({ id: o.tenantId, ...(o.name ? { name: o.name } : {}), connectionId: o.id })) });
+    const id = await this.pending.putGrant({ tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: link.browser, ...grant, orgs: orgs.map((o) => ({ id: o.tenantId, ...(o.name ? { name: o.name } : {}), connectionId: o.id })) });
     this.d.onOutcome?.(tenant.id, 'picking');
     this.d.logger.info({ tenant: tenant.id, organisations: orgs.length }, 'connect: the grant has several organisations; the customer picks one');
     const choices = orgs.map((o) => ({ name: o.name ?? o.tenantId, href: `${this.d.publicUrl}/oauth/choose/${this.capabilities.pick(tenant.id, id, o.tenantId, PICK_TTL_MS)}` }));
     return { kind: 'page', response: pickPage(choices) };
   }
 
-  /** `GET /oauth/choose/<pick>`: binds the organisation picked (once), or the one 401. */
-  async choose(token: string): Promise<ConnectAnswer> {
+  /** `GET /oauth/choose/<pick>`: binds the organisation picked (once, from the browser that opened the link), or the one 401. */
+  async choose(token: string, browser: string | undefined): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyPick(token);
     const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
-    if (claims === undefined || !isOAuth(tenant) || tenant.platform.kind !== 'xero') return UNAUTHORIZED;
+    if (claims === undefined || browser === undefined || !isOAuth(tenant) || tenant.platform.kind !== 'xero') return UNAUTHORIZED;
     const grant = await this.pending.takeGrant(claims.p);
     const org = grant?.orgs.find((o) => o.id === claims.o);
     if (grant === undefined || grant.tenant !== tenant.id || org === undefined) return UNAUTHORIZED;
+    if (!sameBrowser(browser, grant.browser)) return this.otherBrowser(tenant, grant.link, 'pick');
     return this.bind(tenant, { id: grant.link, reconnect: grant.reconnect }, org.id, org.name, org.connectionId, grant);
   }
 
@@ -292,6 +301,16 @@ export class Connect {
       if (named === connection || (await this.bindings.get(t.id))?.connection === connection) return t.id;
     }
     return undefined;
+  }
+
+  /**
+   * A callback (pick) from another browser than the one that opened the link: someone sent the consent screen (the
+   * page of picks) to another person. The one 401; the state (grant) is spent; a warning names the tenant and link.
+   */
+  private otherBrowser(tenant: OAuthTenant, link: string, what: 'callback' | 'pick'): ConnectAnswer {
+    this.d.onOutcome?.(tenant.id, 'refused');
+    this.d.logger.warn({ tenant: tenant.id, platform: tenant.platform.kind, link, reason: 'other_browser' }, `connect: a ${what} came from another browser than the one that opened the link; refused`);
+    return UNAUTHORIZED;
   }
 
   private refused(tenant: OAuthTenant, reason: string, detail: string, requestId?: string, text?: string): ConnectAnswer {

@@ -15,7 +15,7 @@ import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort, linkOf, type Visit } from './browser.js';
+import { Browser, freePort, linkOf, type Visit } from './browser.js';
 
 const ONE = '{"type":"about:blank","title":"Unauthorized","status":401,"detail":"unauthorized"}';
 
@@ -58,8 +58,9 @@ describe('a connect link is spent once it has connected', () => {
     const link = await linkOf(rig, 'kiwi');
     const earlier = await linkOf(rig, 'kiwi');
     expect((await new LinkStore(rig.app.redis, rig.env.KEY_PREFIX).list('kiwi')).map((l) => l.id).sort()).toEqual([link.id, earlier.id].sort());
-    const first = await browse(link.url);
-    expect((await browse(picks(first).get('Org Two')!)).text).toContain('is connected');
+    const browser = new Browser();
+    const first = await browser.browse(link.url);
+    expect((await browser.browse(picks(first).get('Org Two')!)).text).toContain('is connected');
     expect(await bound()).toBe(org2);
     const consents = fake.oauth!.consents.length;
 
@@ -75,12 +76,13 @@ describe('a connect link is spent once it has connected', () => {
     const reconnect = await linkOf(rig, 'kiwi', { reconnect: true });
     expect(reconnect.reconnect).toBe(true);
     // Opened twice before either completes (two tabs): the first completion moves kiwi to org-1, the second is refused.
-    const [one, two] = [await browse(reconnect.url), await browse(reconnect.url)];
-    const moved = await browse(picks(one).get('Org One')!);
+    const browser = new Browser();
+    const [one, two] = [await browser.browse(reconnect.url), await browser.browse(reconnect.url)];
+    const moved = await browser.browse(picks(one).get('Org One')!);
     expect(moved.text).toContain('<strong>Org One</strong> is connected');
     expect(await bound()).toBe(org1);
     expect(await chainOf(org2)).toBeUndefined();
-    const late = await browse(picks(two).get('Org Two')!);
+    const late = await browser.browse(picks(two).get('Org Two')!);
     expect(late.status).toBe(400);
     expect(late.text).toContain('This link was already used, or withdrawn');
     expect(await bound()).toBe(org1);

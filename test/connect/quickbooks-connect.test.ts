@@ -15,7 +15,7 @@ import { startRig, type Rig } from '../helpers/rig.js';
 import { QboDouble } from '../platforms/quickbooks/double.js';
 import { customer, invoice } from '../platforms/quickbooks/fixtures.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort, linkOf } from './browser.js';
+import { browse, Browser, freePort, linkOf } from './browser.js';
 
 const VERIFIER = 'verifier-token-of-the-app';
 
@@ -90,9 +90,10 @@ describe('connecting a QuickBooks company with a connect link', () => {
     const first = await browse(await link('pinned'));
     const code = new URL(first.hops[2]!.url).searchParams.get('code')!;
     // A fresh state (a link opened again), with the code already exchanged in its callback: the exchange is refused.
-    const start = await fetch(await link('pinned'), { redirect: 'manual' });
+    const browser = new Browser();
+    const start = await browser.fetch(await link('pinned'));
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const replay = await browse(`${publicUrl}/oauth/callback?code=${code}&state=${state}&realmId=4620816365999999999`);
+    const replay = await browser.browse(`${publicUrl}/oauth/callback?code=${code}&state=${state}&realmId=4620816365999999999`);
     expect(replay.status).toBe(400);
     expect(replay.text).toContain('expired before it could be used');
     expect(rig.logs.some((l) => l.includes('"reason":"invalid_grant"') && l.includes('"requestId":"1-'))).toBe(true);

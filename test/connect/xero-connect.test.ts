@@ -15,7 +15,7 @@ import { startRig, type Rig } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { buildContacts, buildInvoices } from '../platforms/xero/fixtures.js';
 import { dumpPrefix, startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort, linkOf } from './browser.js';
+import { browse, Browser, freePort, linkOf } from './browser.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 
@@ -111,10 +111,12 @@ describe('connecting a Xero organisation with a connect link', () => {
   });
 
   it('a reused state (the callback opened again) gets the one 401 and changes nothing', async () => {
-    const visit = await browse(await link('kiwi', true));
+    const browser = new Browser();
+    const visit = await browser.browse(await link('kiwi', true));
     const callback = visit.hops[2]!.url;
     const chain = await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read();
-    const again = await fetch(callback, { redirect: 'manual' });
+    // The same browser (its cookie is right): only the state is spent.
+    const again = await browser.fetch(callback);
     expect(again.status).toBe(401);
     expect(await again.text()).toBe('{"type":"about:blank","title":"Unauthorized","status":401,"detail":"unauthorized"}');
     expect((await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read())?.version).toBe(chain?.version);
@@ -153,16 +155,17 @@ describe('connecting a Xero organisation with a connect link', () => {
   });
 
   it('several organisations: a page of signed picks; a pick binds once', async () => {
-    const visit = await browse(await link('multi'));
+    const browser = new Browser();
+    const visit = await browser.browse(await link('multi'));
     expect(visit.status).toBe(200);
     const picks = [...visit.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&#38;/g, '&'));
     expect(picks).toHaveLength(2);
     expect(visit.text).toContain('North Ltd');
-    const chosen = await browse(picks[1]!);
+    const chosen = await browser.browse(picks[1]!);
     expect(chosen.status).toBe(200);
     expect(chosen.text).toContain('South Ltd');
     expect(await bindings().get('multi')).toMatchObject({ connection: multi.oauth!.options.organisations![1]!.tenantId, name: 'South Ltd' });
-    const again = await fetch(picks[0]!, { redirect: 'manual' });
+    const again = await browser.fetch(picks[0]!);
     expect(again.status).toBe(401);
   });
 });
