@@ -2,7 +2,8 @@
  * A connect link opened by a real browser: headless Chromium (`CHROMIUM_PATH`, else `chromium` or
  * `chromium-browser` on the PATH) loads the link, follows the redirects through the fake Xero's consent screen to the
  * callback, and shows the page the customer sees; the organisation is then connected and its first run lands
- * records. Where no Chromium is installed the test is skipped, and says so (Debian: `apt-get install chromium`).
+ * records. The consent screen's address opened in another browser (one without the cookie of the browser that opened
+ * the link) lands on the one 401. Where no Chromium is installed the test is skipped, and says so (Debian: `apt-get install chromium`).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -93,5 +94,16 @@ describe.skipIf(!chromium)('a connect link in headless Chromium', () => {
     const run = await waitForRun(rig.app.stores.runs, 'web', { mode: 'full', requestedAt: before, timeoutMs: 60_000 });
     expect(run.outcome).toBe('succeeded');
     expect(rig.sim.data('client-web').contacts).toHaveLength(5);
+  }, 120_000);
+
+  it("refuses the consent screen's address opened in another browser (the one that opened the link kept its cookie)", async () => {
+    // Whoever holds a (reconnect) link opens it, and sends the consent URL it leads to to someone else.
+    const opened = await fetch((await linkOf(rig, 'web', { reconnect: true })).url, { redirect: 'manual' });
+    const consent = opened.headers.get('location')!;
+    const exchanges = fake.oauth!.exchanges.length;
+    const dom = await dumpDom(chromium!, consent);
+    expect(dom).toContain('"detail":"unauthorized"');
+    expect(fake.oauth!.exchanges).toHaveLength(exchanges);
+    expect(rig.logs.some((l) => l.includes('"reason":"other_browser"'))).toBe(false);
   }, 120_000);
 });
