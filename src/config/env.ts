@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
 import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseApiKeys } from './api-keys.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 import { parseClusterNodes } from './redis-target.js';
@@ -135,8 +136,26 @@ export const envSchema = z.object({
     .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)')
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
-  /** Connect-link and OAuth-callback requests accepted per client address per minute (per worker process); more get 429. */
+  /**
+   * Failed connect-link, OAuth-callback and pick checks per client address per minute (per worker process); more
+   * failures get 429. A valid link is never refused by this count; one link opens at most this often a minute.
+   */
   CONNECT_RATE_PER_MIN: int(30, 1, 100_000),
+  /**
+   * Whether the public server believes X-Forwarded-For: off (default), the number of proxies in front (1-10), or the
+   * proxies' CIDRs (src/config/trust-proxy.ts). Names the client address the connect limit counts by; addresses in
+   * the CIDRs are also spared SERVER_MAX_CONNECTIONS_PER_ADDRESS.
+   */
+  TRUST_PROXY: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseTrustProxy(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .optional(),
   /**
    * Keys of the control API under /v1 on the public server (WEBHOOK_PORT), comma- or newline-separated entries
    * `<name>:<key>` or `<name>:<key>:<tenant>|<tenant>...` (src/config/api-keys.ts). Unset: the API is off.
@@ -194,6 +213,11 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** TRUST_PROXY, parsed (checked at load: this does not throw for an Env loadEnv gave). */
+export function trustProxyOf(env: Pick<Env, 'TRUST_PROXY'>): TrustProxy {
+  return parseTrustProxy(env.TRUST_PROXY);
+}
 
 /** The secret settings, each of which may come from `<KEY>_FILE`. */
 export const SECRET_ENV_KEYS: readonly string[] = secretKeys(envSchema.shape);

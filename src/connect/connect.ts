@@ -30,9 +30,10 @@ import { BindingStore } from '../platforms/oauth/binding.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
 import { PlatformAuth, QUICKBOOKS_OAUTH, XERO_OAUTH, type PlatformAuthSettings } from '../platforms/oauth/oauth.js';
 import { Capabilities } from './capability.js';
+import { MinuteLimiter } from '../http-server.js';
 import { authorization, exchange, FlowError, xeroConnections, type Grant, type OAuthPlatformConfig } from './flows.js';
 import { LinkStore } from './links.js';
-import { connectedPage, notConnectedPage, pickPage, reasonText } from './pages.js';
+import { connectedPage, notConnectedPage, pickPage, reasonText, tooManyPage } from './pages.js';
 import { PendingStore, PICK_TTL_MS } from './pending.js';
 import { hasConnection } from './status.js';
 
@@ -58,6 +59,11 @@ export interface ConnectDeps {
   /** Counts what became of a callback (connected, refused: the platform's reason). */
   onOutcome?(tenant: string, outcome: 'connected' | 'refused' | 'picking'): void;
   now?: () => number;
+  /**
+   * How often one link may be opened a minute in this process (CONNECT_RATE_PER_MIN; default 30): each opening keeps
+   * a state in Redis for 10 minutes, so a link's holder cannot fill Redis with them. More openings get 429.
+   */
+  openingsPerMin?: number;
   /** The token chain's settings (tests: short lock waits). */
   auth?: Partial<PlatformAuthSettings>;
 }
@@ -132,6 +138,7 @@ export class Connect {
   readonly redirectUri: string;
   private readonly pending: PendingStore;
   private readonly cipher: TokenCipher;
+  private readonly openings: MinuteLimiter;
   private readonly agent = new Agent({ keepAliveTimeout: 10_000, connections: 4, connect: { timeout: 5_000 } });
 
   constructor(private readonly d: ConnectDeps) {
@@ -141,6 +148,7 @@ export class Connect {
     this.links = new LinkStore(d.redis, d.prefix, d.now);
     this.pending = new PendingStore(d.redis, d.prefix, this.cipher);
     this.redirectUri = `${d.publicUrl}${CALLBACK_PATH}`;
+    this.openings = new MinuteLimiter(d.openingsPerMin ?? 30);
   }
 
   /** A connect link for `tenant` (makeConnectLink). */
@@ -159,6 +167,8 @@ export class Connect {
     const link = await this.links.get(tenant.id, claims.n);
     if (link === undefined) return UNAUTHORIZED;
     if (!link.reconnect && (await hasConnection(this.d.redis, this.d.prefix, tenant))) return UNAUTHORIZED;
+    const wait = this.openings.take(`${tenant.id}:${link.id}`);
+    if (wait > 0) return { kind: 'page', response: tooManyPage(wait) };
     const auth = await authorization(tenant.platform, this.redirectUri);
     await this.pending.putState(auth.state, { tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: browserDigest(browser), verifier: auth.verifier, at: this.now() });
     this.d.logger.info({ tenant: tenant.id, platform: tenant.platform.kind, link: link.id }, 'connect: link opened, sent to the consent screen');

@@ -7,6 +7,7 @@ import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
+import { trustProxyOf } from '../config/env.js';
 import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
@@ -34,6 +35,7 @@ function connectOf(app: App): Connect | undefined {
     tenants: () => app.tenants(),
     requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
     logger: app.logger.child({ part: 'connect' }),
+    openingsPerMin: env.CONNECT_RATE_PER_MIN,
     onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
     onChanged: (c) => app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
   });
@@ -55,7 +57,7 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
   const keys = env.API_KEYS === undefined ? [] : parseApiKeys(env.API_KEYS).keys;
   const server = await startWebhookServer({
     routes: (hono, unauthorized) => {
-      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized);
+      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, trustProxy: trustProxyOf(env), logger: logger.child({ part: 'connect' }) }, unauthorized);
       if (keys.length === 0) return;
       mountApi(
         hono,
