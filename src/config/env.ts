@@ -179,11 +179,17 @@ export const envSchema = z.object({
   /**
    * Bounds of every HTTP server of the worker (webhooks, ops port, dashboard): a request's headers and body must
    * arrive within SERVER_REQUEST_TIMEOUT_MS (a webhook body read stops there too), its headers within
-   * SERVER_HEADERS_TIMEOUT_MS (at most the request timeout); at most SERVER_MAX_CONNECTIONS open at once per server.
+   * SERVER_HEADERS_TIMEOUT_MS (at most the request timeout); at most SERVER_MAX_CONNECTIONS open at once per server,
+   * of which SERVER_MAX_CONNECTIONS_PER_ADDRESS from one address.
    */
   SERVER_REQUEST_TIMEOUT_MS: int(10_000, 100, 300_000),
   SERVER_HEADERS_TIMEOUT_MS: int(5_000, 100, 300_000),
   SERVER_MAX_CONNECTIONS: int(1_000, 1, 100_000),
+  /**
+   * Connections open at once per server from one client address (an IPv6 /64), its excess sockets closed at once: one
+   * client cannot take the whole of SERVER_MAX_CONNECTIONS. TRUST_PROXY's CIDRs (proxies carrying many clients) are spared.
+   */
+  SERVER_MAX_CONNECTIONS_PER_ADDRESS: int(100, 1, 100_000),
   /**
    * Where every tenant without its own `notify.url` gets its run webhooks (`run.finished`, `connection.changed`,
    * docs/run-webhooks.md): https://, or http:// to this machine only. Unset: only tenants with their own get them.
