@@ -106,6 +106,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
   const webhookEvents = new WebhookEvents(redis, env.KEY_PREFIX, { maxCount: env.WEBHOOK_EVENTS_MAX, maxAgeMs: env.WEBHOOK_EVENTS_MAX_AGE_DAYS * 86_400_000 });
   const authMetrics = authMetricsOf(metrics);
+  // PLATFORM_TOKEN_KEY (and PLATFORM_TOKEN_KEY_PREVIOUS during a rotation): one cipher for every token at rest.
+  const platformCipher = TokenCipher.fromKeys(env);
   const auth = createAuth({
     redis,
     prefix: env.KEY_PREFIX,
@@ -113,7 +115,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs: refreshJobs(queues.refreshToken, logger),
     ...fingerprintKeyOf(env),
     // The service token is sealed at rest with the platform tokens' cipher when there is a key (decision 0121).
-    ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenBox: TokenCipher.fromText(env.PLATFORM_TOKEN_KEY) } : {}),
+    ...(platformCipher !== undefined ? { tokenBox: platformCipher } : {}),
     logger,
     settings: {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
@@ -155,7 +157,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
-  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()]));
+  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()], { keys: env }));
 
   return {
     env,
@@ -211,12 +213,21 @@ export async function createApp(options: AppOptions): Promise<App> {
         redis,
         prefix: env.KEY_PREFIX,
         tenantId: tenant.id,
-        ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
-        // The platform refused the grant (the chain is marked revoked, once, by the process that saw it).
+        ...(platformCipher !== undefined ? { tokenKey: platformCipher } : {}),
+        // The platform refused the grant, or the chain cannot be decrypted with our keys (each marked, once, by the
+        // process that saw it); or a chain marked so decrypts again (the old key given back).
         authHooks: {
           onRevoked: (r) => {
             if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
+          },
+          onUndecryptable: (r) => {
+            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
+          },
+          onReadable: (r) => {
+            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'connected', reason: 'the token chain decrypts again (PLATFORM_TOKEN_KEY_PREVIOUS)', connection: r.connection, at: r.at }));
           },
         },
       });

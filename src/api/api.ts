@@ -64,6 +64,11 @@ export interface ApiDeps {
   tenants(): readonly TenantConfig[];
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
   connect?: ConnectLinks;
+  /**
+   * The connection states of these tenants (src/connect/status.ts with the token keys, so a chain they cannot decrypt
+   * is needs_reconnect); absent: read without the keys (only a chain marked undecryptable by a run shows so).
+   */
+  connections?: (tenants: readonly TenantConfig[]) => Promise<ConnectionReport[]>;
   /** The tenant's last outgoing event and its delivery (the run webhooks' store, src/state/deliveries.ts); absent: `lastWebhook` is null. */
   lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
   logger: Logger;
@@ -218,7 +223,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
   api.openapi(ROUTES.listTenants, async (c) => {
     const key = c.get('key');
     const tenants = need().tenants().filter((t) => maySee(key, t.id));
-    const connections = new Map((await connectionStates(need().redis, need().prefix, tenants)).map((r) => [r.tenant, r]));
+    const connections = new Map((await statesOf(need(), tenants)).map((r) => [r.tenant, r]));
     return ok(200, { items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id)))) });
   });
 
@@ -226,7 +231,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const { tenantId } = c.req.valid('param');
     const tenant = visible(c, tenantId);
     if (!tenant) return unknownTenant();
-    const [connection] = await connectionStates(need().redis, need().prefix, [tenant]);
+    const [connection] = await statesOf(need(), [tenant]);
     return ok(200, await tenantView(need(), tenant, connection));
   });
 
@@ -318,6 +323,8 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
 }
+
+const statesOf = (d: ApiDeps, tenants: readonly TenantConfig[]): Promise<ConnectionReport[]> => d.connections?.(tenants) ?? connectionStates(d.redis, d.prefix, tenants);
 
 async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined): Promise<z.infer<typeof tenantSchema>> {
   const { stores } = d;

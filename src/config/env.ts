@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
-import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { isTokenKey, parseTokenKey, TOKEN_KEY_RULE } from './token-key.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseApiKeys } from './api-keys.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
@@ -117,6 +117,11 @@ export const envSchema = z.object({
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
   PLATFORM_TOKEN_KEY: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
+  /**
+   * The key PLATFORM_TOKEN_KEY replaced, during a rotation (docs/security.md): what it sealed is still read, and
+   * sealed again with PLATFORM_TOKEN_KEY at its next use. Unset once `connect status` shows nothing under it.
+   */
+  PLATFORM_TOKEN_KEY_PREVIOUS: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
   /** Port of the webhook receiver (POST /webhooks/calls/{tenant}); unset = off. Apart from the ops port. */
   WEBHOOK_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   /** Address the webhook receiver binds: every interface, since the service must reach it (each request is authenticated). */
@@ -210,6 +215,13 @@ export const envSchema = z.object({
   NOTIFY_BACKOFF_MS: int(60_000, 1, 3_600_000),
   NOTIFY_BACKOFF_MAX_MS: int(21_600_000, 1, 86_400_000),
 }).superRefine((env, ctx) => {
+  if (env.PLATFORM_TOKEN_KEY_PREVIOUS !== undefined) {
+    if (env.PLATFORM_TOKEN_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TOKEN_KEY_PREVIOUS'], message: 'is set without PLATFORM_TOKEN_KEY: a rotation reads with the previous key and writes with the new one; set PLATFORM_TOKEN_KEY to the new key' });
+    } else if (isTokenKey(env.PLATFORM_TOKEN_KEY) && isTokenKey(env.PLATFORM_TOKEN_KEY_PREVIOUS) && parseTokenKey(env.PLATFORM_TOKEN_KEY).equals(parseTokenKey(env.PLATFORM_TOKEN_KEY_PREVIOUS))) {
+      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TOKEN_KEY_PREVIOUS'], message: 'is PLATFORM_TOKEN_KEY itself: give the key it replaced, or unset it' });
+    }
+  }
   if (env.RUN_WEBHOOK_URL !== undefined && env.RUN_WEBHOOK_SECRET === undefined) {
     ctx.addIssue({ code: 'custom', path: ['RUN_WEBHOOK_URL'], message: 'is set without RUN_WEBHOOK_SECRET: run webhooks are always signed; set RUN_WEBHOOK_SECRET (or RUN_WEBHOOK_SECRET_FILE) too' });
   }

@@ -44,6 +44,8 @@ export interface ConnectDeps {
   prefix: string;
   /** PLATFORM_TOKEN_KEY: encrypts the chain and what is pending; links are signed under a key derived from it. */
   tokenKey: string;
+  /** PLATFORM_TOKEN_KEY_PREVIOUS (a rotation): what it sealed or signed is still read. */
+  previousTokenKey?: string | undefined;
   /** PUBLIC_URL: links and the redirect URI (`PUBLIC_URL/oauth/callback`) are built on it. */
   publicUrl: string;
   tenant(id: string): TenantConfig | undefined;
@@ -142,8 +144,8 @@ export class Connect {
   private readonly agent = new Agent({ keepAliveTimeout: 10_000, connections: 4, connect: { timeout: 5_000 } });
 
   constructor(private readonly d: ConnectDeps) {
-    this.cipher = TokenCipher.fromText(d.tokenKey);
-    this.capabilities = new Capabilities(d.tokenKey, d.now);
+    this.cipher = TokenCipher.fromText(d.tokenKey, d.previousTokenKey);
+    this.capabilities = new Capabilities(d.tokenKey, d.now, d.previousTokenKey);
     this.bindings = new BindingStore(d.redis, d.prefix);
     this.links = new LinkStore(d.redis, d.prefix, d.now);
     this.pending = new PendingStore(d.redis, d.prefix, this.cipher);

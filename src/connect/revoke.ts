@@ -25,7 +25,7 @@ export interface RevokeOutcome {
 }
 
 export async function revokeConnection(
-  d: { redis: Redis; prefix: string; tokenKey: string; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
+  d: { redis: Redis; prefix: string; tokenKey: string; previousTokenKey?: string | undefined; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
   tenantId: string,
 ): Promise<RevokeOutcome> {
   const tenant = d.tenants.find((t) => t.id === tenantId);
@@ -41,6 +41,7 @@ export async function revokeConnection(
     redis: d.redis,
     prefix: d.prefix,
     tokenKey: d.tokenKey,
+    previousTokenKey: d.previousTokenKey,
     publicUrl: d.publicUrl ?? 'https://unused.invalid',
     tenant: (id) => d.tenants.find((t) => t.id === id),
     tenants: () => d.tenants,

@@ -4,7 +4,9 @@
  *
  *   connected            a chain that works as far as we know: since when, the refresh token's age (the last rotation)
  *   awaiting_connection  no chain yet and no refresh token in the tenants file: send a connect link
- *   needs_reconnect      the platform refused the chain (revoked, or expired after its idle limit): send a new link
+ *   needs_reconnect      the platform refused the chain (revoked, or expired after its idle limit), or it cannot be
+ *                        decrypted with PLATFORM_TOKEN_KEY (nor PLATFORM_TOKEN_KEY_PREVIOUS: decision 0163): send a
+ *                        reconnect link, or give the old key back
  *
  * A refresh token unused for its platform's idle limit expires (Xero 60 days, Intuit about 100): `ageing` warns when
  * the last rotation is more than three quarters of it ago. The daily reconcile pass of every tenant's schedule calls
@@ -12,7 +14,10 @@
  */
 import type { Redis } from 'ioredis';
 import type { TenantConfig } from '../config/tenants.js';
+import type { TokenKeys } from '../config/token-key.js';
 import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
+import { TokenCipher } from '../platforms/oauth/cipher.js';
+import { QUICKBOOKS_OAUTH, XERO_OAUTH } from '../platforms/oauth/oauth.js';
 import { PlatformTokenStore, type StoredTokens } from '../platforms/oauth/token-store.js';
 
 export type ConnectionState = 'connected' | 'awaiting_connection' | 'needs_reconnect';
@@ -35,8 +40,10 @@ export interface ConnectionReport {
   refreshTokenAgeDays?: number;
   /** The refresh token nears its platform's idle expiry. */
   ageing?: boolean;
-  /** Why it needs a reconnect (the platform's answer). */
+  /** Why it needs a reconnect (the platform's answer, or the key that cannot decrypt it). */
   reason?: string;
+  /** Sealed under PLATFORM_TOKEN_KEY_PREVIOUS: it moves to PLATFORM_TOKEN_KEY at its next use (a key rotation). */
+  previousKey?: boolean;
   /** What to run next. */
   next?: string;
 }
@@ -72,7 +79,34 @@ export async function hasConnection(redis: Redis, prefix: string, tenant: Tenant
   return report !== undefined && report.state !== 'awaiting_connection';
 }
 
-export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], now = Date.now()): Promise<ConnectionReport[]> {
+/** What a report needs besides Redis: the time, and the keys that decrypt chains (without them, only a mark tells). */
+export interface StateOptions {
+  now?: number;
+  /** PLATFORM_TOKEN_KEY and PLATFORM_TOKEN_KEY_PREVIOUS: a chain neither decrypts is needs_reconnect. */
+  keys?: TokenKeys;
+}
+
+const ciphers = new Map<string, TokenCipher | undefined>();
+function cipherOf(keys: TokenKeys | undefined): TokenCipher | undefined {
+  if (keys?.PLATFORM_TOKEN_KEY === undefined) return undefined;
+  const id = `${keys.PLATFORM_TOKEN_KEY}\n${keys.PLATFORM_TOKEN_KEY_PREVIOUS ?? ''}`;
+  if (!ciphers.has(id)) {
+    if (ciphers.size > 4) ciphers.clear();
+    ciphers.set(id, TokenCipher.fromKeys(keys));
+  }
+  return ciphers.get(id);
+}
+
+/** Which key opens the chain's refresh token: `current`, `previous`, or undefined (neither; unknown without keys). */
+function sealedBy(chain: StoredTokens, kind: 'xero' | 'quickbooks', connection: string, cipher: TokenCipher | undefined): 'current' | 'previous' | 'none' | undefined {
+  if (cipher === undefined) return chain.undecryptable !== undefined ? 'none' : undefined;
+  const context = (kind === 'xero' ? XERO_OAUTH : QUICKBOOKS_OAUTH).context(connection, 'refresh');
+  return cipher.openedBy(chain.state.cur, context) ?? 'none';
+}
+
+export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], o: StateOptions = {}): Promise<ConnectionReport[]> {
+  const now = o.now ?? Date.now();
+  const cipher = cipherOf(o.keys);
   const bindings = new BindingStore(redis, prefix);
   const out: ConnectionReport[] = [];
   for (const t of tenants) {
@@ -111,9 +145,13 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
       ...(refreshedAt !== undefined ? { refreshedAt } : {}),
       ...(ageDays !== undefined ? { refreshTokenAgeDays: ageDays } : {}),
     };
-    if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: relink });
+    const sealed = connection === undefined ? undefined : sealedBy(chain, kind, connection, cipher);
+    if (sealed === 'none') {
+      const keys = cipher?.rotating === true ? 'PLATFORM_TOKEN_KEY or PLATFORM_TOKEN_KEY_PREVIOUS' : 'PLATFORM_TOKEN_KEY';
+      out.push({ ...report, state: 'needs_reconnect', reason: `the stored token chain cannot be decrypted with ${keys}: give the key it was sealed with as PLATFORM_TOKEN_KEY_PREVIOUS, or reconnect`, next: relink });
+    } else if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: relink });
     else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: relink });
-    else out.push({ ...report, ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
+    else out.push({ ...report, ...(sealed === 'previous' ? { previousKey: true } : {}), ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
   }
   return out;
 }

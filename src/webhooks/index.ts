@@ -8,7 +8,7 @@ import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { trustProxyOf } from '../config/env.js';
-import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
@@ -30,6 +30,7 @@ function connectOf(app: App): Connect | undefined {
     redis: app.redis,
     prefix: env.KEY_PREFIX,
     tokenKey: env.PLATFORM_TOKEN_KEY,
+    previousTokenKey: env.PLATFORM_TOKEN_KEY_PREVIOUS,
     publicUrl: env.PUBLIC_URL,
     tenant: (id) => app.tenant(id),
     tenants: () => app.tenants(),
@@ -70,6 +71,8 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           syncQueue: app.queues.sync,
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
+          // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
+          connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
           ...(connect
             ? {
                 connect: {

@@ -63,7 +63,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<nu
     const tenants = o.tenant ? [requireTenant(rt.app, o.tenant)] : rt.app.tenants();
     const store = new LinkStore(rt.app.redis, rt.env.KEY_PREFIX);
     const reports = await Promise.all(
-      (await connectionStates(rt.app.redis, rt.env.KEY_PREFIX, tenants)).map(async (r) => ({
+      (await connectionStates(rt.app.redis, rt.env.KEY_PREFIX, tenants, { keys: rt.env })).map(async (r) => ({
         ...r,
         links: (await store.list(r.tenant)).map((l) => ({ id: l.id, expiresAt: new Date(l.expiresAt).toISOString(), reconnect: l.reconnect, createdAt: new Date(l.createdAt).toISOString(), by: l.by })),
       })),
@@ -78,6 +78,7 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<nu
         out(`${r.tenant}: connected${what}${r.connectedAt ? ` since ${ago(r.connectedAt)}` : ''} (via ${r.via ?? 'link'}${age})`);
         if (r.ageing) out(`  warning: the refresh token nears the platform's idle expiry; ${r.next ?? ''}`);
         if (r.reason) out(`  ${r.reason}`);
+        if (r.previousKey) out('  sealed with PLATFORM_TOKEN_KEY_PREVIOUS: it moves to PLATFORM_TOKEN_KEY at its next use (any run)');
       } else if (r.state === 'awaiting_connection') {
         out(`${r.tenant}: awaiting connection${what}: ${r.next ?? ''}`);
       } else {
@@ -103,6 +104,7 @@ export async function revoke(o: { tenant: string; yes?: boolean; json?: boolean 
         redis: rt.app.redis,
         prefix: rt.env.KEY_PREFIX,
         tokenKey: rt.env.PLATFORM_TOKEN_KEY,
+        previousTokenKey: rt.env.PLATFORM_TOKEN_KEY_PREVIOUS,
         ...(rt.env.PUBLIC_URL ? { publicUrl: rt.env.PUBLIC_URL } : {}),
         tenants: rt.app.tenants(),
         logger: rt.app.logger,
