@@ -18,8 +18,9 @@
  *
  * Binding = the link is spent (taken from its record: one completion wins), the refresh token becomes the first
  * link of the tenant's token chain (PlatformAuth.connect, under the chain's lock: the one store of refresh tokens),
- * the organisation (realm) is recorded beside it (binding.ts), and the tenant's first full run is requested. A refusal changes nothing stored. No token, code, state or verifier is
- * logged, shown or put in a job.
+ * the organisation (realm) is recorded beside it (binding.ts), and the tenant's first full run is requested. A
+ * refusal changes nothing stored. No token, code, state, verifier or link is logged, shown or put in a job (a link's
+ * id is: it is no secret).
  */
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';

@@ -86,18 +86,19 @@ export interface StateOptions {
   keys?: TokenKeys;
 }
 
-const ciphers = new Map<string, TokenCipher | undefined>();
+/** One cipher per environment (the keys object of a loaded Env is the same for the process's life). */
+const ciphers = new WeakMap<TokenKeys, TokenCipher>();
 function cipherOf(keys: TokenKeys | undefined): TokenCipher | undefined {
   if (keys?.PLATFORM_TOKEN_KEY === undefined) return undefined;
-  const id = `${keys.PLATFORM_TOKEN_KEY}\n${keys.PLATFORM_TOKEN_KEY_PREVIOUS ?? ''}`;
-  if (!ciphers.has(id)) {
-    if (ciphers.size > 4) ciphers.clear();
-    ciphers.set(id, TokenCipher.fromKeys(keys));
-  }
-  return ciphers.get(id);
+  let cipher = ciphers.get(keys);
+  if (cipher === undefined) ciphers.set(keys, (cipher = TokenCipher.fromText(keys.PLATFORM_TOKEN_KEY, keys.PLATFORM_TOKEN_KEY_PREVIOUS)));
+  return cipher;
 }
 
-/** Which key opens the chain's refresh token: `current`, `previous`, or undefined (neither; unknown without keys). */
+/**
+ * Which key opens the chain's refresh token: `current`, `previous`, `none` (neither; without keys: a process marked
+ * it so), or undefined (no keys given and no mark: not known).
+ */
 function sealedBy(chain: StoredTokens, kind: 'xero' | 'quickbooks', connection: string, cipher: TokenCipher | undefined): 'current' | 'previous' | 'none' | undefined {
   if (cipher === undefined) return chain.undecryptable !== undefined ? 'none' : undefined;
   const context = (kind === 'xero' ? XERO_OAUTH : QUICKBOOKS_OAUTH).context(connection, 'refresh');
