@@ -49,7 +49,8 @@ describe('connect link, status and revoke on the command line', () => {
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
-  it('awaiting connection, then a link, connected', async () => {
+  // Each CLI run is a child process (a few seconds on a loaded machine): these take longer than most tests.
+  it('awaiting connection, then a link, connected', { timeout: 120_000 }, async () => {
     const before = await cli(['connect', 'status']);
     expect(before).toMatchObject({ code: 1, stdout: 'kiwi: awaiting connection xero: collections-sync connect link --tenant kiwi\n' });
 
@@ -67,7 +68,7 @@ describe('connect link, status and revoke on the command line', () => {
     ]);
   });
 
-  it('connected: a plain link is refused (exit 2, nothing made); a reconnect link is made, listed, and revoked by its id', async () => {
+  it('connected: a plain link is refused (exit 2, nothing made); a reconnect link is made, listed, and revoked by its id', { timeout: 120_000 }, async () => {
     const plain = await cli(['connect', 'link', '--tenant', 'kiwi']);
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('already has a xero connection');
@@ -86,7 +87,7 @@ describe('connect link, status and revoke on the command line', () => {
     expect(again.stderr).not.toContain(again.stdout.trim().split('/connect/')[1]!);
   });
 
-  it('revoke: refused without --yes; revoked at the platform, the chain deleted, outstanding links revoked with it', async () => {
+  it('revoke: refused without --yes; revoked at the platform, the chain deleted, outstanding links revoked with it', { timeout: 120_000 }, async () => {
     const outstanding = await linkOf(rig, 'kiwi', { reconnect: true });
     expect((await cli(['connect', 'revoke', '--tenant', 'kiwi'])).code).toBe(2);
     const revoked = await cli(['connect', 'revoke', '--tenant', 'kiwi', '--yes']);

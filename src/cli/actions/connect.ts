@@ -1,6 +1,6 @@
 /** `connect link|revoke-link|status|revoke` (the commands: ../commands/connect.ts; the room: src/connect). */
 import { parseDuration } from '../../config/duration.js';
-import { openRuntime, out, outJson, requireTenant, UsageError, warn } from '../runtime.js';
+import { openRuntime, openStateRuntime, out, outJson, requireTenant, UsageError, warn } from '../runtime.js';
 import { ago } from './status.js';
 
 const MAX_LINK_MS = 30 * 86_400_000;
@@ -12,7 +12,8 @@ export async function link(o: { tenant: string; expires: string; reconnect?: boo
   const env = loadEnv();
   if (env.PUBLIC_URL === undefined) throw new ConfigError('connect links need PUBLIC_URL: the public server\'s outside address (https://...), where WEBHOOK_PORT is reached');
   if (env.PLATFORM_TOKEN_KEY === undefined) throw new ConfigError('connect links need PLATFORM_TOKEN_KEY (links are signed with a key derived from it)');
-  const rt = await openRuntime('producer');
+  // The state runtime (one Redis connection, no queues): a link is checked against the tenant's connection and recorded.
+  const rt = await openStateRuntime();
   try {
     let made;
     try {
@@ -34,24 +35,23 @@ export async function link(o: { tenant: string; expires: string; reconnect?: boo
     );
     return undefined;
   } finally {
-    await rt.close();
+    rt.app.close();
   }
 }
 
 export async function revokeLink(id: string, o: { tenant: string; json?: boolean }): Promise<void> {
   const { LinkStore, LINK_ID } = await import('../../connect/index.js');
   if (!LINK_ID.test(id)) throw new UsageError(`"${id}" is not a link id (12 characters: letters, digits, _ and -, as \`connect link\` printed it)`);
-  const rt = await openRuntime('producer');
+  const rt = await openStateRuntime();
   try {
     requireTenant(rt.app, o.tenant);
     const revoked = await new LinkStore(rt.app.redis, rt.env.KEY_PREFIX).revoke(o.tenant, id);
     if (!revoked) throw new UsageError(`${o.tenant} has no outstanding connect link ${id} (used, revoked, expired or never made; \`connect status --tenant ${o.tenant}\` lists the outstanding ones)`);
-    rt.app.logger.info({ tenant: o.tenant, link: id }, 'connect: link revoked');
     if (o.json) return outJson({ tenant: o.tenant, linkId: id, revoked: true });
     out(`${o.tenant}: link ${id} revoked`);
     return undefined;
   } finally {
-    await rt.close();
+    rt.app.close();
   }
 }
 
