@@ -26,6 +26,8 @@ export type ReadStores = Pick<StateStores, 'cursors' | 'runs' | 'deadLetters' | 
 
 export interface StateApp {
   readonly env: Env;
+  /** The one connection (for a command's store of its own: connect links, src/connect/links.ts). */
+  readonly redis: Redis;
   readonly stores: ReadStores;
   tenants(): readonly TenantConfig[];
   tenant(id: string): TenantConfig | undefined;
@@ -46,6 +48,7 @@ export async function openStateApp(options: { env: Env; tenants: TenantsFile }):
   const queueNames = Object.keys(QUEUES) as (keyof typeof QUEUES)[];
   return {
     env,
+    redis,
     stores: {
       cursors: new CursorStore(redis, env.KEY_PREFIX),
       runs: new RunStore(redis, env.KEY_PREFIX),

@@ -108,7 +108,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
   const webhookEvents = new WebhookEvents(redis, env.KEY_PREFIX, { maxCount: env.WEBHOOK_EVENTS_MAX, maxAgeMs: env.WEBHOOK_EVENTS_MAX_AGE_DAYS * 86_400_000 });
   const authMetrics = authMetricsOf(metrics);
-  const tokenBox = env.PLATFORM_TOKEN_KEY !== undefined ? TokenCipher.fromText(env.PLATFORM_TOKEN_KEY) : undefined;
+  // PLATFORM_TOKEN_KEY (and PLATFORM_TOKEN_KEY_PREVIOUS during a rotation): one cipher for every secret at rest.
+  const tokenBox = TokenCipher.fromKeys(env);
   const auth = createAuth({
     redis,
     prefix: env.KEY_PREFIX,
@@ -158,7 +159,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
-  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()]));
+  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()], { keys: env }));
 
   return {
     env,
@@ -215,13 +216,22 @@ export async function createApp(options: AppOptions): Promise<App> {
         redis,
         prefix: env.KEY_PREFIX,
         tenantId: tenant.id,
-        ...(env.PLATFORM_TOKEN_KEY !== undefined ? { tokenKey: env.PLATFORM_TOKEN_KEY } : {}),
+        ...(tokenBox !== undefined ? { tokenKey: tokenBox } : {}),
         ...(env.FILE_PLATFORM_ROOT !== undefined ? { fileRoot: env.FILE_PLATFORM_ROOT } : {}),
-        // The platform refused the grant (the chain is marked revoked, once, by the process that saw it).
+        // The platform refused the grant, or the chain cannot be decrypted with our keys (each marked, once, by the
+        // process that saw it); or a chain marked so decrypts again (the old key given back).
         authHooks: {
           onRevoked: (r) => {
             if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
+          },
+          onUndecryptable: (r) => {
+            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
+          },
+          onReadable: (r) => {
+            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'connected', reason: 'the token chain decrypts again (PLATFORM_TOKEN_KEY_PREVIOUS)', connection: r.connection, at: r.at }));
           },
         },
       });

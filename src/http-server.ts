@@ -4,13 +4,17 @@
  * without waiting for kept-alive connections to idle out.
  *
  * `createBoundedServer` holds every connection to stated bounds (SERVER_HEADERS_TIMEOUT_MS,
- * SERVER_REQUEST_TIMEOUT_MS, SERVER_MAX_CONNECTIONS; decision 0116): Node checks its own timeouts only every
+ * SERVER_REQUEST_TIMEOUT_MS, SERVER_MAX_CONNECTIONS, SERVER_MAX_CONNECTIONS_PER_ADDRESS; decisions 0116, 0164): one
+ * address (an IPv6 /64) holds at most its share of the connections, its excess sockets closed at once, so one client
+ * cannot take them all; a trusted proxy's address (TRUST_PROXY's CIDRs) is spared. Node checks its own timeouts only every
  * `connectionsCheckingInterval` (30 s by default), which let a stalled body hold a connection for about 72 s
  * although the request timeout was 10 s; here the check runs often, and a response sent before its request's body
  * was read ends the connection (after a short grace for the answer to reach the client).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { addressKey, isTrustedProxy } from './client-address.js';
+import { parseTrustProxy, type TrustProxy } from './config/trust-proxy.js';
 
 export interface Listening {
   port: number;
@@ -25,9 +29,13 @@ export interface ServerLimits {
   headersTimeoutMs: number;
   /** Connections open at once; more are refused at accept. */
   maxConnections: number;
+  /** Connections open at once from one address (an IPv6 /64); more are closed at once. Default: maxConnections. */
+  maxConnectionsPerAddress?: number;
+  /** TRUST_PROXY: the addresses of its CIDRs are proxies carrying many clients, spared the per-address cap. */
+  trustProxy?: TrustProxy;
 }
 
-export const DEFAULT_SERVER_LIMITS: ServerLimits = { requestTimeoutMs: 10_000, headersTimeoutMs: 5_000, maxConnections: 1_000 };
+export const DEFAULT_SERVER_LIMITS: ServerLimits = { requestTimeoutMs: 10_000, headersTimeoutMs: 5_000, maxConnections: 1_000, maxConnectionsPerAddress: 100 };
 
 /** How long an answer sent before its request's body was read may take to reach the client before the socket goes. */
 const CLOSE_GRACE_MS = 1_000;
@@ -46,7 +54,32 @@ export function createBoundedServer(handler: (req: IncomingMessage, res: ServerR
   });
   server.keepAliveTimeout = 5_000;
   server.maxConnections = limits.maxConnections;
+  capPerAddress(server, Math.min(limits.maxConnectionsPerAddress ?? limits.maxConnections, limits.maxConnections), limits.trustProxy);
   return server;
+}
+
+/**
+ * At most `cap` sockets open at once per address (an IPv6 /64): a socket past it is destroyed as it is accepted, before
+ * a byte is read, so a client that reopens what was dropped holds no more than its share. Runs after Node's own
+ * `connection` listener (which counted the socket against maxConnections first).
+ */
+function capPerAddress(server: Server, cap: number, trust: TrustProxy | undefined): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    if (trust !== undefined && isTrustedProxy(socket.remoteAddress, trust)) return;
+    const key = addressKey(socket.remoteAddress);
+    const n = open.get(key) ?? 0;
+    if (n >= cap) {
+      socket.destroy();
+      return;
+    }
+    open.set(key, n + 1);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left <= 0) open.delete(key);
+      else open.set(key, left);
+    });
+  });
 }
 
 export async function listen(server: Server, port: number, host: string): Promise<Listening> {
@@ -65,9 +98,21 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** The limits the environment sets (SERVER_*). */
-export function serverLimitsOf(env: { SERVER_REQUEST_TIMEOUT_MS: number; SERVER_HEADERS_TIMEOUT_MS: number; SERVER_MAX_CONNECTIONS: number }): ServerLimits {
-  return { requestTimeoutMs: env.SERVER_REQUEST_TIMEOUT_MS, headersTimeoutMs: env.SERVER_HEADERS_TIMEOUT_MS, maxConnections: env.SERVER_MAX_CONNECTIONS };
+/** The limits the environment sets (SERVER_*, and TRUST_PROXY's proxies spared the per-address cap). */
+export function serverLimitsOf(env: {
+  SERVER_REQUEST_TIMEOUT_MS: number;
+  SERVER_HEADERS_TIMEOUT_MS: number;
+  SERVER_MAX_CONNECTIONS: number;
+  SERVER_MAX_CONNECTIONS_PER_ADDRESS: number;
+  TRUST_PROXY?: string | undefined;
+}): ServerLimits {
+  return {
+    requestTimeoutMs: env.SERVER_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: env.SERVER_HEADERS_TIMEOUT_MS,
+    maxConnections: env.SERVER_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: env.SERVER_MAX_CONNECTIONS_PER_ADDRESS,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+  };
 }
 
 /**

@@ -24,6 +24,8 @@ import type { Redis } from 'ioredis';
 import type { ApiKey } from '../config/api-keys.js';
 import { parseDuration } from '../config/duration.js';
 import type { TenantConfig } from '../config/tenants.js';
+import { LinkRefusedError } from '../connect/connect.js';
+import { MAX_LINK_MS, type LinkRecord } from '../connect/links.js';
 import { connectionStates, type ConnectionReport } from '../connect/status.js';
 import { ENTITIES } from '../glossary.js';
 import type { Logger } from '../logger.js';
@@ -39,7 +41,6 @@ import type { LastDelivery, runSchema, tenantSchema } from './schemas.js';
 import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, runOf, runSummaryOf } from './views.js';
 
 export const MAX_API_BODY_BYTES = 64 * 1024;
-const MAX_LINK_MS = 30 * 86_400_000;
 const RUN_DEAD_LETTERS = 100;
 
 export const DOCUMENT_CONFIG = {
@@ -66,12 +67,28 @@ export interface ApiDeps {
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
-  connect?: { link(tenant: string, ttlMs: number): { url: string; expiresAt: number }; redirectUri: string };
+  connect?: ConnectLinks;
+  /**
+   * The connection states of these tenants (src/connect/status.ts with the token keys, so a chain they cannot decrypt
+   * is needs_reconnect); absent: read without the keys (only a chain marked undecryptable by a run shows so).
+   */
+  connections?: (tenants: readonly TenantConfig[]) => Promise<ConnectionReport[]>;
   /** The tenant's last outgoing event and its delivery (the run webhooks' store, src/state/deliveries.ts); absent: `lastWebhook` is null. */
   lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
   logger: Logger;
   /** Counts an answer: key name (`(none)` before authentication), route template, status. */
   onRequest?(e: { key: string; route: string; status: number }): void;
+}
+
+/** What the API does with connect links (src/connect: Connect.link and its LinkStore). */
+export interface ConnectLinks {
+  /** Makes and records a link; throws LinkRefusedError for a tenant that has a connection without `reconnect`. */
+  link(tenant: string, o: { ttlMs: number; reconnect: boolean; by: string }): Promise<{ url: string; id: string; expiresAt: number; reconnect: boolean }>;
+  /** The outstanding links of a tenant. */
+  links(tenant: string): Promise<readonly LinkRecord[]>;
+  /** Revokes one outstanding link: false when there is none of that id. */
+  revokeLink(tenant: string, id: string): Promise<boolean>;
+  redirectUri: string;
 }
 
 type ApiEnv = { Bindings: HttpBindings; Variables: { key: ApiKey } };
@@ -219,7 +236,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
   api.openapi(ROUTES.listTenants, async (c) => {
     const key = c.get('key');
     const tenants = need().tenants().filter((t) => maySee(key, t.id));
-    const connections = new Map((await connectionStates(need().redis, need().prefix, tenants)).map((r) => [r.tenant, r]));
+    const connections = new Map((await statesOf(need(), tenants)).map((r) => [r.tenant, r]));
     return ok(200, { items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id)))) });
   });
 
@@ -227,7 +244,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const { tenantId } = c.req.valid('param');
     const tenant = visible(c, tenantId);
     if (!tenant) return unknownTenant();
-    const [connection] = await connectionStates(need().redis, need().prefix, [tenant]);
+    const [connection] = await statesOf(need(), [tenant]);
     return ok(200, await tenantView(need(), tenant, connection));
   });
 
@@ -270,24 +287,57 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return send(await once(c, tenantId, null, () => requested(tenantId, 'replay')));
   });
 
+  /** The tenant's connect links port, or the problem to answer (unknown tenant, links off, not a Xero/QuickBooks tenant). */
+  const linksOf = (c: Context<ApiEnv>, tenantId: string): ConnectLinks | Response => {
+    const tenant = visible(c, tenantId);
+    if (!tenant) return problemResponse(plain(404, 'no such tenant'));
+    const connect = need().connect;
+    if (connect === undefined) return problemResponse(ours('connect-links-off', 'connect links need PUBLIC_URL and PLATFORM_TOKEN_KEY (and this server: WEBHOOK_PORT)'));
+    if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return problemResponse(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`));
+    return connect;
+  };
+
   api.openapi(ROUTES.createConnectLink, async (c) => {
     const { tenantId } = c.req.valid('param');
     const body = c.req.valid('json');
-    const tenant = visible(c, tenantId);
-    if (!tenant) return unknownTenant();
-    const connect = need().connect;
-    if (connect === undefined) return fail(ours('connect-links-off', 'connect links need PUBLIC_URL and PLATFORM_TOKEN_KEY (and this server: WEBHOOK_PORT)'));
-    if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return fail(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`));
+    const connect = linksOf(c, tenantId);
+    if (connect instanceof Response) return send(connect);
     const ttl = parseDuration(body.expires ?? '7d');
     if (ttl === undefined || ttl <= 0 || ttl > MAX_LINK_MS) return fail(ours('invalid-request', 'the body did not validate', [{ in: 'body', path: ['expires'], message: 'a duration up to 30d, such as 2h or 7d' }]));
     return send(
       await once(c, tenantId, body, async () => {
-        const made = connect.link(tenantId, ttl);
-        return ok(201, { tenantId, url: made.url, expiresAt: isoOf(made.expiresAt), redirectUri: connect.redirectUri });
+        let made;
+        try {
+          made = await connect.link(tenantId, { ttlMs: ttl, reconnect: body.reconnect === true, by: `api:${c.get('key').name}` });
+        } catch (err) {
+          if (err instanceof LinkRefusedError) return problemResponse(ours('already-connected', `${err.message} ("reconnect": true)`));
+          throw err;
+        }
+        need().logger.info({ tenant: tenantId, link: made.id, reconnect: made.reconnect, key: c.get('key').name }, 'api: connect link made');
+        return ok(201, { tenantId, linkId: made.id, url: made.url, expiresAt: isoOf(made.expiresAt), reconnect: made.reconnect, redirectUri: connect.redirectUri });
       }, true),
     );
   });
+
+  api.openapi(ROUTES.listConnectLinks, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const connect = linksOf(c, tenantId);
+    if (connect instanceof Response) return send(connect);
+    const links = await connect.links(tenantId);
+    return ok(200, { items: links.map((l) => ({ linkId: l.id, expiresAt: isoOf(l.expiresAt), reconnect: l.reconnect, createdAt: isoOf(l.createdAt), by: l.by })) });
+  });
+
+  api.openapi(ROUTES.revokeConnectLink, async (c) => {
+    const { tenantId, linkId } = c.req.valid('param');
+    const connect = linksOf(c, tenantId);
+    if (connect instanceof Response) return send(connect);
+    if (!(await connect.revokeLink(tenantId, linkId))) return fail(ours('no-such-link', `${tenantId} has no outstanding connect link ${linkId} (used, revoked, expired or never made)`));
+    need().logger.info({ tenant: tenantId, link: linkId, key: c.get('key').name }, 'api: connect link revoked');
+    return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
+  });
 }
+
+const statesOf = (d: ApiDeps, tenants: readonly TenantConfig[]): Promise<ConnectionReport[]> => d.connections?.(tenants) ?? connectionStates(d.redis, d.prefix, tenants);
 
 async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined): Promise<z.infer<typeof tenantSchema>> {
   const { stores } = d;

@@ -22,6 +22,8 @@ export const PROBLEMS = {
   'idempotency-key-in-flight': { status: 409, title: 'A request with this Idempotency-Key is under way' },
   'invalid-idempotency-key': { status: 400, title: 'The Idempotency-Key header is not valid' },
   'not-connectable': { status: 409, title: 'The tenant is not connected with a link' },
+  'already-connected': { status: 409, title: 'The tenant already has a connection' },
+  'no-such-link': { status: 404, title: 'No such outstanding connect link' },
   'connect-links-off': { status: 501, title: 'Connect links are off' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEMS;

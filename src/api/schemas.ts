@@ -147,14 +147,35 @@ export const runRequestedSchema = z
   .openapi('RunRequested');
 
 export const connectLinkRequestSchema = z
-  .strictObject({ expires: z.string().regex(/^(\d+(ms|s|m|h|d))+$/).optional().openapi({ description: 'how long the link works (default 7d, at most 30d)', example: '7d' }) })
+  .strictObject({
+    expires: z.string().regex(/^(\d+(ms|s|m|h|d))+$/).optional().openapi({ description: 'how long the link works (default 7d, at most 30d)', example: '7d' }),
+    reconnect: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'a link that may replace the connection the tenant has (another organisation included); without it a tenant that has one is refused (409 already-connected)' }),
+  })
   .openapi('ConnectLinkRequest');
 
+const linkId = z.string().openapi({ description: 'the link id: names it to revoke it (not a secret; the link itself is)', example: 'Xq3b_2KfLw9Z' });
+
 export const connectLinkSchema = z
-  .object({ tenantId, url: z.url(), expiresAt: iso, redirectUri: z.url().openapi({ description: "register it as the platform app's redirect URI" }) })
+  .object({
+    tenantId,
+    linkId,
+    url: z.url(),
+    expiresAt: iso,
+    reconnect: z.boolean(),
+    redirectUri: z.url().openapi({ description: "register it as the platform app's redirect URI" }),
+  })
   .openapi('ConnectLink');
 
+export const outstandingLinkSchema = z
+  .object({ linkId, expiresAt: iso, reconnect: z.boolean(), createdAt: iso, by: z.string().openapi({ description: '`cli`, or `api:<key name>`' }) })
+  .openapi('OutstandingConnectLink', { description: 'a link made and not yet used, revoked or expired (its URL is not kept)' });
+export const outstandingLinksSchema = z.object({ items: z.array(outstandingLinkSchema) }).openapi('OutstandingConnectLinks');
+
 export const tenantParams = z.object({ tenantId: z.string().openapi({ param: { name: 'tenantId', in: 'path' }, example: 'acme' }) });
+export const linkParams = tenantParams.extend({ linkId: z.string().openapi({ param: { name: 'linkId', in: 'path' }, example: 'Xq3b_2KfLw9Z' }) });
 export const runParams = tenantParams.extend({ runId: z.string().openapi({ param: { name: 'runId', in: 'path' }, example: 'run-42' }) });
 export const runsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ param: { name: 'limit', in: 'query' }, example: 20 }) });
 export const deadLettersQuery = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatIssues } from './issues.js';
-import { isTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { isTokenKey, parseTokenKey, TOKEN_KEY_RULE } from './token-key.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseApiKeys } from './api-keys.js';
 import { parseNetworks } from './networks.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
@@ -127,6 +128,11 @@ export const envSchema = z.object({
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
   /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
   PLATFORM_TOKEN_KEY: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
+  /**
+   * The key PLATFORM_TOKEN_KEY replaced, during a rotation (docs/security.md): what it sealed is still read, and
+   * sealed again with PLATFORM_TOKEN_KEY at its next use. Unset once `connect status` shows nothing under it.
+   */
+  PLATFORM_TOKEN_KEY_PREVIOUS: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
   /** Port of the webhook receiver (POST /webhooks/calls/{tenant}); unset = off. Apart from the ops port. */
   WEBHOOK_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   /** Address the webhook receiver binds: every interface, since the service must reach it (each request is authenticated). */
@@ -146,8 +152,26 @@ export const envSchema = z.object({
     .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)')
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
-  /** Connect-link and OAuth-callback requests accepted per client address per minute (per worker process); more get 429. */
+  /**
+   * Failed connect-link, OAuth-callback and pick checks per client address per minute (per worker process); more
+   * failures get 429. A valid link is never refused by this count; one link opens at most this often a minute.
+   */
   CONNECT_RATE_PER_MIN: int(30, 1, 100_000),
+  /**
+   * Whether the public server believes X-Forwarded-For: off (default), the number of proxies in front (1-10), or the
+   * proxies' CIDRs (src/config/trust-proxy.ts). Names the client address the connect limit counts by; addresses in
+   * the CIDRs are also spared SERVER_MAX_CONNECTIONS_PER_ADDRESS.
+   */
+  TRUST_PROXY: z
+    .string()
+    .superRefine((v, ctx) => {
+      try {
+        parseTrustProxy(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .optional(),
   /**
    * Keys of the control API under /v1 on the public server (WEBHOOK_PORT), comma- or newline-separated entries
    * `<name>:<key>` or `<name>:<key>:<tenant>|<tenant>...` (src/config/api-keys.ts). Unset: the API is off.
@@ -173,11 +197,17 @@ export const envSchema = z.object({
   /**
    * Bounds of every HTTP server of the worker (webhooks, ops port, dashboard): a request's headers and body must
    * arrive within SERVER_REQUEST_TIMEOUT_MS (a webhook body read stops there too), its headers within
-   * SERVER_HEADERS_TIMEOUT_MS (at most the request timeout); at most SERVER_MAX_CONNECTIONS open at once per server.
+   * SERVER_HEADERS_TIMEOUT_MS (at most the request timeout); at most SERVER_MAX_CONNECTIONS open at once per server,
+   * of which SERVER_MAX_CONNECTIONS_PER_ADDRESS from one address.
    */
   SERVER_REQUEST_TIMEOUT_MS: int(10_000, 100, 300_000),
   SERVER_HEADERS_TIMEOUT_MS: int(5_000, 100, 300_000),
   SERVER_MAX_CONNECTIONS: int(1_000, 1, 100_000),
+  /**
+   * Connections open at once per server from one client address (an IPv6 /64), its excess sockets closed at once: one
+   * client cannot take the whole of SERVER_MAX_CONNECTIONS. TRUST_PROXY's CIDRs (proxies carrying many clients) are spared.
+   */
+  SERVER_MAX_CONNECTIONS_PER_ADDRESS: int(100, 1, 100_000),
   /**
    * Where every tenant without its own `notify.url` gets its run webhooks (`run.finished`, `connection.changed`,
    * docs/run-webhooks.md): https://, or http:// to this machine only. Unset: only tenants with their own get them.
@@ -209,6 +239,13 @@ export const envSchema = z.object({
     })
     .optional(),
 }).superRefine((env, ctx) => {
+  if (env.PLATFORM_TOKEN_KEY_PREVIOUS !== undefined) {
+    if (env.PLATFORM_TOKEN_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TOKEN_KEY_PREVIOUS'], message: 'is set without PLATFORM_TOKEN_KEY: a rotation reads with the previous key and writes with the new one; set PLATFORM_TOKEN_KEY to the new key' });
+    } else if (isTokenKey(env.PLATFORM_TOKEN_KEY) && isTokenKey(env.PLATFORM_TOKEN_KEY_PREVIOUS) && parseTokenKey(env.PLATFORM_TOKEN_KEY).equals(parseTokenKey(env.PLATFORM_TOKEN_KEY_PREVIOUS))) {
+      ctx.addIssue({ code: 'custom', path: ['PLATFORM_TOKEN_KEY_PREVIOUS'], message: 'is PLATFORM_TOKEN_KEY itself: give the key it replaced, or unset it' });
+    }
+  }
   if (env.RUN_WEBHOOK_URL !== undefined && env.RUN_WEBHOOK_SECRET === undefined) {
     ctx.addIssue({ code: 'custom', path: ['RUN_WEBHOOK_URL'], message: 'is set without RUN_WEBHOOK_SECRET: run webhooks are always signed; set RUN_WEBHOOK_SECRET (or RUN_WEBHOOK_SECRET_FILE) too' });
   }
@@ -218,6 +255,11 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** TRUST_PROXY, parsed (checked at load: this does not throw for an Env loadEnv gave). */
+export function trustProxyOf(env: Pick<Env, 'TRUST_PROXY'>): TrustProxy {
+  return parseTrustProxy(env.TRUST_PROXY);
+}
 
 /** The secret settings, each of which may come from `<KEY>_FILE`. */
 export const SECRET_ENV_KEYS: readonly string[] = secretKeys(envSchema.shape);

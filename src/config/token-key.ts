@@ -24,3 +24,9 @@ export function isTokenKey(text: string): boolean {
     return false;
   }
 }
+
+/** The platform token keys of the environment: the one that writes, and the previous one still read (a rotation). */
+export interface TokenKeys {
+  PLATFORM_TOKEN_KEY?: string | undefined;
+  PLATFORM_TOKEN_KEY_PREVIOUS?: string | undefined;
+}

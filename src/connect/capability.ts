@@ -20,17 +20,23 @@ const payloadSchema = z.discriminatedUnion('k', [linkSchema, pickSchema]);
 export type LinkClaims = z.infer<typeof linkSchema>;
 export type PickClaims = z.infer<typeof pickSchema>;
 
+const macKey = (tokenKey: string): Buffer => Buffer.from(hkdfSync('sha256', parseTokenKey(tokenKey), Buffer.alloc(0), LABEL, 32));
+
 export class Capabilities {
   readonly #key: Buffer;
+  /** PLATFORM_TOKEN_KEY_PREVIOUS's: a link signed before a key rotation still verifies (decision 0163). */
+  readonly #previous: Buffer | undefined;
 
-  constructor(tokenKey: string, private readonly now: () => number = Date.now) {
-    this.#key = Buffer.from(hkdfSync('sha256', parseTokenKey(tokenKey), Buffer.alloc(0), LABEL, 32));
+  constructor(tokenKey: string, private readonly now: () => number = Date.now, previousTokenKey?: string) {
+    this.#key = macKey(tokenKey);
+    this.#previous = previousTokenKey === undefined ? undefined : macKey(previousTokenKey);
   }
 
-  /** A connect link's token for `tenant`, valid for `ttlMs`. */
-  link(tenant: string, ttlMs: number): { token: string; expiresAt: number } {
+  /** A connect link's token for `tenant`, valid for `ttlMs`; `id` is its nonce (the link's id, links.ts). */
+  link(tenant: string, ttlMs: number): { token: string; expiresAt: number; id: string } {
     const e = Math.floor((this.now() + ttlMs) / 1000);
-    return { token: this.sign({ k: 'link', t: tenant, e, n: randomBytes(9).toString('base64url') }), expiresAt: e * 1000 };
+    const id = randomBytes(9).toString('base64url');
+    return { token: this.sign({ k: 'link', t: tenant, e, n: id }), expiresAt: e * 1000, id };
   }
 
   /** A pick's token: organisation `org` of the grant `pending`, for `tenant`. */
@@ -59,8 +65,11 @@ export class Capabilities {
     if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
     const [, payload, mac] = parts as [string, string, string];
     const given = Buffer.from(mac, 'base64url');
-    const want = this.mac(`${VERSION}.${payload}`);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
+    const ok = (key: Buffer): boolean => {
+      const want = this.mac(`${VERSION}.${payload}`, key);
+      return given.length === want.length && timingSafeEqual(given, want);
+    };
+    if (!ok(this.#key) && (this.#previous === undefined || !ok(this.#previous))) return undefined;
     let json: unknown;
     try {
       json = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -72,7 +81,7 @@ export class Capabilities {
     return parsed.data;
   }
 
-  private mac(text: string): Buffer {
-    return createHmac('sha256', this.#key).update(text, 'utf8').digest();
+  private mac(text: string, key: Buffer = this.#key): Buffer {
+    return createHmac('sha256', key).update(text, 'utf8').digest();
   }
 }

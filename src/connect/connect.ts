@@ -1,32 +1,42 @@
 /**
  * Connecting a tenant's Xero organisation or QuickBooks company from a connect link (issue 30, decisions 0140-0142):
  *
- *   GET /connect/<link>     the link verifies (signed, unexpired, a xero/quickbooks tenant): a single-use `state`
- *                           (Redis, 10 minutes, bound to the tenant, with the PKCE verifier) and a redirect to the
- *                           platform's consent screen. Anything else: the public server's one 401.
- *   GET /oauth/callback     the `state` is taken (once; unknown, reused or expired: the one 401). The platform's
+ *   GET /connect/<link>     the link verifies (signed, unexpired, a xero/quickbooks tenant) and is outstanding
+ *                           (recorded when made, not spent nor revoked: links.ts; a tenant that has a connection only
+ *                           for a link asked for as a reconnect): a single-use `state` (Redis, 10 minutes, bound to
+ *                           the tenant and the link, with the PKCE verifier) and a redirect to the platform's consent
+ *                           screen. Anything else: the public server's one 401.
+ *                           The browser gets a cookie (browser.ts), whose digest the state keeps.
+ *   GET /oauth/callback     without the cookie of the browser that opened the link: the one 401. The `state` is
+ *                           taken (once; unknown, reused, expired, or another browser's: the one 401). The platform's
  *                           error (access_denied, invalid_scope): a plain page and a log line. Otherwise the code
  *                           is exchanged; Xero's organisations are read (GET /connections) and one is bound (the
  *                           tenants file's, refused when the grant lacks it; the only one; or the customer's pick);
  *                           QuickBooks' realmId comes with the callback (checked against the tenants file's).
- *   GET /oauth/choose/<pick> a signed pick of one organisation of a grant kept 10 minutes (taken once).
+ *   GET /oauth/choose/<pick> a signed pick of one organisation of a grant kept 10 minutes (taken once), from the
+ *                           browser that opened the link.
  *
- * Binding = the refresh token becomes the first link of the tenant's token chain (PlatformAuth.connect, under the
- * chain's lock: the one store of refresh tokens), the organisation (realm) is recorded beside it (binding.ts), and
- * the tenant's first full run is requested. A refusal changes nothing stored. No token, code, state or verifier is
- * logged, shown or put in a job.
+ * Binding = the link is spent (taken from its record: one completion wins), the refresh token becomes the first
+ * link of the tenant's token chain (PlatformAuth.connect, under the chain's lock: the one store of refresh tokens),
+ * the organisation (realm) is recorded beside it (binding.ts), and the tenant's first full run is requested. A
+ * refusal changes nothing stored. No token, code, state, verifier or link is logged, shown or put in a job (a link's
+ * id is: it is no secret).
  */
 import type { Redis } from 'ioredis';
 import { Agent } from 'undici';
+import { sameBrowser, browserDigest } from './browser.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
 import { PlatformAuth, QUICKBOOKS_OAUTH, XERO_OAUTH, type PlatformAuthSettings } from '../platforms/oauth/oauth.js';
 import { Capabilities } from './capability.js';
+import { MinuteLimiter } from '../http-server.js';
 import { authorization, exchange, FlowError, xeroConnections, type Grant, type OAuthPlatformConfig } from './flows.js';
-import { connectedPage, notConnectedPage, pickPage, reasonText } from './pages.js';
+import { LinkStore } from './links.js';
+import { connectedPage, notConnectedPage, pickPage, reasonText, tooManyPage } from './pages.js';
 import { PendingStore, PICK_TTL_MS } from './pending.js';
+import { hasConnection } from './status.js';
 
 export const CALLBACK_PATH = '/oauth/callback';
 
@@ -35,6 +45,8 @@ export interface ConnectDeps {
   prefix: string;
   /** PLATFORM_TOKEN_KEY: encrypts the chain and what is pending; links are signed under a key derived from it. */
   tokenKey: string;
+  /** PLATFORM_TOKEN_KEY_PREVIOUS (a rotation): what it sealed or signed is still read. */
+  previousTokenKey?: string | undefined;
   /** PUBLIC_URL: links and the redirect URI (`PUBLIC_URL/oauth/callback`) are built on it. */
   publicUrl: string;
   tenant(id: string): TenantConfig | undefined;
@@ -50,6 +62,11 @@ export interface ConnectDeps {
   /** Counts what became of a callback (connected, refused: the platform's reason). */
   onOutcome?(tenant: string, outcome: 'connected' | 'refused' | 'picking'): void;
   now?: () => number;
+  /**
+   * How often one link may be opened a minute in this process (CONNECT_RATE_PER_MIN; default 30): each opening keeps
+   * a state in Redis for 10 minutes, so a link's holder cannot fill Redis with them. More openings get 429.
+   */
+  openingsPerMin?: number;
   /** The token chain's settings (tests: short lock waits). */
   auth?: Partial<PlatformAuthSettings>;
 }
@@ -71,57 +88,109 @@ type OAuthTenant = TenantConfig & { platform: OAuthPlatformConfig };
 const isOAuth = (t: TenantConfig | undefined): t is OAuthTenant => t?.platform.kind === 'xero' || t?.platform.kind === 'quickbooks';
 const UNAUTHORIZED: ConnectAnswer = { kind: 'unauthorized' };
 
+/** A link refused when it is made: the tenant has a connection and the link was not asked for as a reconnect. */
+export class LinkRefusedError extends Error {
+  readonly code = 'ALREADY_CONNECTED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'LinkRefusedError';
+  }
+}
+
+/** A link as made: the URL to send (never logged, never kept), its id (to revoke it) and terms. */
+export interface MadeLink {
+  url: string;
+  id: string;
+  expiresAt: number;
+  reconnect: boolean;
+}
+
+export interface LinkOptions {
+  ttlMs: number;
+  /** May replace the tenant's connection (another organisation included); without it a tenant that has one is refused. */
+  reconnect?: boolean;
+  /** Who asks: `cli`, or `api:<key name>` (kept with the record, for `connect status`). */
+  by: string;
+}
+
 /**
- * A connect link for `tenant` (no Redis needed: the link carries its own proof), valid for `ttlMs`; throws for a
- * tenant that is not a xero/quickbooks one.
+ * A connect link for `tenant`, valid for `ttlMs`, recorded as outstanding (links.ts). Throws for a tenant that is not
+ * a xero/quickbooks one, and LinkRefusedError for a tenant that has a connection when `reconnect` is not asked for.
  */
-export function connectLink(o: { tokenKey: string; publicUrl: string; tenant: TenantConfig | undefined }, tenant: string, ttlMs: number, now?: () => number): { url: string; expiresAt: number } {
-  if (o.tenant === undefined) throw new Error(`no tenant "${tenant}" in the tenants file`);
-  if (!isOAuth(o.tenant)) throw new Error(`tenant "${tenant}" is a ${o.tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`);
-  const { token, expiresAt } = new Capabilities(o.tokenKey, now).link(tenant, ttlMs);
-  return { url: `${o.publicUrl}/connect/${token}`, expiresAt };
+export async function makeConnectLink(
+  d: { redis: Redis; prefix: string; tokenKey: string; publicUrl: string; tenant: TenantConfig | undefined; now?: () => number },
+  tenant: string,
+  o: LinkOptions,
+): Promise<MadeLink> {
+  if (d.tenant === undefined) throw new Error(`no tenant "${tenant}" in the tenants file`);
+  if (!isOAuth(d.tenant)) throw new Error(`tenant "${tenant}" is a ${d.tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`);
+  const reconnect = o.reconnect === true;
+  if (!reconnect && (await hasConnection(d.redis, d.prefix, d.tenant))) {
+    throw new LinkRefusedError(`tenant "${tenant}" already has a ${d.tenant.platform.kind} connection: a link would replace it (another organisation included); ask for a reconnect link if that is meant`);
+  }
+  const now = d.now ?? Date.now;
+  const made = new Capabilities(d.tokenKey, now).link(tenant, o.ttlMs);
+  await new LinkStore(d.redis, d.prefix, now).add(tenant, { id: made.id, expiresAt: made.expiresAt, reconnect, createdAt: now(), by: o.by.slice(0, 120) });
+  return { url: `${d.publicUrl}/connect/${made.token}`, id: made.id, expiresAt: made.expiresAt, reconnect };
 }
 
 export class Connect {
   readonly capabilities: Capabilities;
   readonly bindings: BindingStore;
+  readonly links: LinkStore;
   readonly redirectUri: string;
   private readonly pending: PendingStore;
   private readonly cipher: TokenCipher;
+  private readonly openings: MinuteLimiter;
   private readonly agent = new Agent({ keepAliveTimeout: 10_000, connections: 4, connect: { timeout: 5_000 } });
 
   constructor(private readonly d: ConnectDeps) {
-    this.cipher = TokenCipher.fromText(d.tokenKey);
-    this.capabilities = new Capabilities(d.tokenKey, d.now);
+    this.cipher = TokenCipher.fromText(d.tokenKey, d.previousTokenKey);
+    this.capabilities = new Capabilities(d.tokenKey, d.now, d.previousTokenKey);
     this.bindings = new BindingStore(d.redis, d.prefix);
+    this.links = new LinkStore(d.redis, d.prefix, d.now);
     this.pending = new PendingStore(d.redis, d.prefix, this.cipher);
     this.redirectUri = `${d.publicUrl}${CALLBACK_PATH}`;
+    this.openings = new MinuteLimiter(d.openingsPerMin ?? 30);
   }
 
-  /** A connect link for `tenant`, valid for `ttlMs`; throws for a tenant that is not a xero/quickbooks one. */
-  link(tenant: string, ttlMs: number): { url: string; expiresAt: number } {
-    return connectLink({ tokenKey: this.d.tokenKey, publicUrl: this.d.publicUrl, tenant: this.d.tenant(tenant) }, tenant, ttlMs, this.d.now);
+  /** A connect link for `tenant` (makeConnectLink). */
+  link(tenant: string, o: LinkOptions): Promise<MadeLink> {
+    return makeConnectLink({ redis: this.d.redis, prefix: this.d.prefix, tokenKey: this.d.tokenKey, publicUrl: this.d.publicUrl, tenant: this.d.tenant(tenant), ...(this.d.now ? { now: this.d.now } : {}) }, tenant, o);
   }
 
-  /** `GET /connect/<link>`: to the platform's consent screen, or the one 401. */
-  async start(token: string): Promise<ConnectAnswer> {
+  /**
+   * `GET /connect/<link>`: to the platform's consent screen, or the one 401: a link that does not verify, is not
+   * outstanding (spent, revoked, never recorded), or is not a reconnect link while the tenant has a connection.
+   */
+  async start(token: string, browser: string): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyLink(token);
     const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
-    if (!isOAuth(tenant)) return UNAUTHORIZED;
+    if (claims === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
+    const link = await this.links.get(tenant.id, claims.n);
+    if (link === undefined) return UNAUTHORIZED;
+    if (!link.reconnect && (await hasConnection(this.d.redis, this.d.prefix, tenant))) return UNAUTHORIZED;
+    const wait = this.openings.take(`${tenant.id}:${link.id}`);
+    if (wait > 0) return { kind: 'page', response: tooManyPage(wait) };
     const auth = await authorization(tenant.platform, this.redirectUri);
-    await this.pending.putState(auth.state, { tenant: tenant.id, verifier: auth.verifier, at: this.now() });
-    this.d.logger.info({ tenant: tenant.id, platform: tenant.platform.kind }, 'connect: link opened, sent to the consent screen');
+    await this.pending.putState(auth.state, { tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: browserDigest(browser), verifier: auth.verifier, at: this.now() });
+    this.d.logger.info({ tenant: tenant.id, platform: tenant.platform.kind, link: link.id }, 'connect: link opened, sent to the consent screen');
     return { kind: 'redirect', location: auth.url };
   }
 
-  /** `GET /oauth/callback?...`: `url` is the request's URL (its query is what the platform sent). */
-  async callback(url: URL): Promise<ConnectAnswer> {
+  /**
+   * `GET /oauth/callback?...`: `url` is the request's URL (its query is what the platform sent); `browser` the value of
+   * the browser's cookie (undefined: none), which must be the one of the browser that opened the link.
+   */
+  async callback(url: URL, browser: string | undefined): Promise<ConnectAnswer> {
     const state = url.searchParams.get('state');
-    if (state === null || state.length > 512) return UNAUTHORIZED;
+    if (state === null || state.length > 512 || browser === undefined) return UNAUTHORIZED;
     const pending = await this.pending.takeState(state);
     const tenant = pending === undefined ? undefined : this.d.tenant(pending.tenant);
     if (pending === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
+    if (!sameBrowser(browser, pending.browser)) return this.otherBrowser(tenant, pending.link, 'callback');
     const p = tenant.platform;
+    const link = { id: pending.link, reconnect: pending.reconnect, browser: pending.browser };
     const error = url.searchParams.get('error');
     if (error !== null) return this.refused(tenant, error.slice(0, 64), `the platform answered ${error.slice(0, 64)}`);
     let grant: Grant;
@@ -137,7 +206,7 @@ export class Connect {
       if (p.realmId !== undefined && p.realmId !== realmId) {
         return this.refused(tenant, 'other_company', `the customer connected realm ${realmId}, the tenants file names ${p.realmId}`, undefined, 'You connected a different QuickBooks company from the one this link is for.');
       }
-      return this.bind(tenant, realmId, undefined, undefined, grant);
+      return this.bind(tenant, link, realmId, undefined, undefined, grant);
     }
     let orgs;
     try {
@@ -151,27 +220,28 @@ export class Connect {
       if (org === undefined) {
         return this.refused(tenant, 'other_organisation', `the grant does not include organisation ${p.xeroTenantId} (it has ${orgs.length})`, undefined, 'The access you gave does not include the Xero organisation this link is for. Open the link again and tick that organisation.');
       }
-      return this.bind(tenant, org.tenantId, org.name, org.id, grant);
+      return this.bind(tenant, link, org.tenantId, org.name, org.id, grant);
     }
     const only = orgs.length === 1 ? orgs[0] : undefined;
-    if (only !== undefined) return this.bind(tenant, only.tenantId, only.name, only.id, grant);
+    if (only !== undefined) return this.bind(tenant, link, only.tenantId, only.name, only.id, grant);
     if (orgs.length === 0) return this.refused(tenant, 'no_organisation', 'the grant includes no organisation', undefined, 'The access you gave includes no Xero organisation.');
-    const id = await this.pending.putGrant({ tenant: tenant.id, ...grant, orgs: orgs.map((o) => ({ id: o.tenantId, ...(o.name ? { name: o.name } : {}), connectionId: o.id })) });
+    const id = await this.pending.putGrant({ tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: link.browser, ...grant, orgs: orgs.map((o) => ({ id: o.tenantId, ...(o.name ? { name: o.name } : {}), connectionId: o.id })) });
     this.d.onOutcome?.(tenant.id, 'picking');
     this.d.logger.info({ tenant: tenant.id, organisations: orgs.length }, 'connect: the grant has several organisations; the customer picks one');
     const choices = orgs.map((o) => ({ name: o.name ?? o.tenantId, href: `${this.d.publicUrl}/oauth/choose/${this.capabilities.pick(tenant.id, id, o.tenantId, PICK_TTL_MS)}` }));
     return { kind: 'page', response: pickPage(choices) };
   }
 
-  /** `GET /oauth/choose/<pick>`: binds the organisation picked (once), or the one 401. */
-  async choose(token: string): Promise<ConnectAnswer> {
+  /** `GET /oauth/choose/<pick>`: binds the organisation picked (once, from the browser that opened the link), or the one 401. */
+  async choose(token: string, browser: string | undefined): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyPick(token);
     const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
-    if (claims === undefined || !isOAuth(tenant) || tenant.platform.kind !== 'xero') return UNAUTHORIZED;
+    if (claims === undefined || browser === undefined || !isOAuth(tenant) || tenant.platform.kind !== 'xero') return UNAUTHORIZED;
     const grant = await this.pending.takeGrant(claims.p);
     const org = grant?.orgs.find((o) => o.id === claims.o);
     if (grant === undefined || grant.tenant !== tenant.id || org === undefined) return UNAUTHORIZED;
-    return this.bind(tenant, org.id, org.name, org.connectionId, grant);
+    if (!sameBrowser(browser, grant.browser)) return this.otherBrowser(tenant, grant.link, 'pick');
+    return this.bind(tenant, { id: grant.link, reconnect: grant.reconnect }, org.id, org.name, org.connectionId, grant);
   }
 
   /** The chain's owner for `connection` (the tenants file's refresh token, if any, is its seed). */
@@ -197,19 +267,42 @@ export class Connect {
     await this.agent.close().catch(() => undefined);
   }
 
-  private async bind(tenant: OAuthTenant, connection: string, name: string | undefined, connectionId: string | undefined, grant: Grant): Promise<ConnectAnswer> {
+  /**
+   * Connects `connection` for the tenant with the grant, spending the link: refused (a page, nothing stored) when
+   * another tenant has the organisation, when the tenant got a connection meanwhile and the link is no reconnect
+   * link, or when the link was spent or revoked meanwhile. A reconnect that moves the tenant to another organisation
+   * deletes the old organisation's chain (its tokens are of no further use here).
+   */
+  private async bind(tenant: OAuthTenant, link: { id: string; reconnect: boolean }, connection: string, name: string | undefined, connectionId: string | undefined, grant: Grant): Promise<ConnectAnswer> {
     const kind = tenant.platform.kind;
     const other = await this.ownerOf(kind, connection, tenant.id);
     if (other !== undefined) {
       return this.refused(tenant, 'taken', `${kind} ${connection} is already the connection of tenant ${other}`, undefined, 'This company is already connected to another account. Ask whoever sent you the link.');
     }
-    await this.authFor(tenant, connection).connect(grant);
-    const connectedAt = this.now();
-    await this.bindings.set(tenant.id, { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), connectedAt });
+    const spentText = 'This link was already used, or withdrawn. Ask whoever sent it for a new one.';
+    if (!link.reconnect && (await hasConnection(this.d.redis, this.d.prefix, tenant))) {
+      return this.refused(tenant, 'already_connected', `the tenant got a connection while link ${link.id} was open, and it is no reconnect link`, undefined, spentText);
+    }
+    const spent = await this.links.take(tenant.id, link.id);
+    if (spent === undefined) return this.refused(tenant, 'link_spent', `link ${link.id} was spent or revoked while it was open`, undefined, spentText);
+    const before = await this.bindings.get(tenant.id);
+    let connectedAt: number;
+    try {
+      await this.authFor(tenant, connection).connect(grant);
+      connectedAt = this.now();
+      await this.bindings.set(tenant.id, { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), connectedAt });
+    } catch (err) {
+      // Not connected: the link was not used.
+      await this.links.restore(tenant.id, spent).catch(() => undefined);
+      throw err;
+    }
+    if (before !== undefined && before.platform === kind && before.connection !== connection) {
+      await this.authFor(tenant, before.connection).disconnect().catch((err: unknown) => this.d.logger.warn({ tenant: tenant.id, connection: before.connection, err: (err as Error).message }, 'connect: the old organisation\'s token chain could not be deleted'));
+    }
     await this.d.requestFullSync(tenant.id);
     await this.d.onChanged?.({ tenant: tenant.id, platform: kind, state: 'connected', connection, at: connectedAt });
     this.d.onOutcome?.(tenant.id, 'connected');
-    this.d.logger.info({ tenant: tenant.id, platform: kind, connection }, 'connect: connected; the first full run is requested');
+    this.d.logger.info({ tenant: tenant.id, platform: kind, connection, link: link.id, ...(before !== undefined && before.connection !== connection ? { replaced: before.connection } : {}) }, 'connect: connected; the link is spent; the first full run is requested');
     return { kind: 'page', response: connectedPage(kind, name) };
   }
 
@@ -221,6 +314,16 @@ export class Connect {
       if (named === connection || (await this.bindings.get(t.id))?.connection === connection) return t.id;
     }
     return undefined;
+  }
+
+  /**
+   * A callback (pick) from another browser than the one that opened the link: someone sent the consent screen (the
+   * page of picks) to another person. The one 401; the state (grant) is spent; a warning names the tenant and link.
+   */
+  private otherBrowser(tenant: OAuthTenant, link: string, what: 'callback' | 'pick'): ConnectAnswer {
+    this.d.onOutcome?.(tenant.id, 'refused');
+    this.d.logger.warn({ tenant: tenant.id, platform: tenant.platform.kind, link, reason: 'other_browser' }, `connect: a ${what} came from another browser than the one that opened the link; refused`);
+    return UNAUTHORIZED;
   }
 
   private refused(tenant: OAuthTenant, reason: string, detail: string, requestId?: string, text?: string): ConnectAnswer {

@@ -4,8 +4,9 @@
  * tokens only through the token chain (src/platforms/oauth: PlatformAuth.connect) and requests runs through the
  * producers; routes are mounted on the public server by src/webhooks/index.ts.
  */
-export { Connect, connectLink, CALLBACK_PATH, type ConnectDeps, type ConnectAnswer, type ConnectionChange } from './connect.js';
+export { Connect, makeConnectLink, LinkRefusedError, CALLBACK_PATH, type ConnectDeps, type ConnectAnswer, type ConnectionChange, type LinkOptions, type MadeLink } from './connect.js';
+export { LinkStore, LINK_ID, MAX_LINK_MS, type LinkRecord } from './links.js';
 export { mountConnectRoutes, type ConnectRoutesOptions } from './routes.js';
 export { Capabilities } from './capability.js';
-export { connectionStates, connectionOf, connectionsOf, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';
+export { connectionStates, connectionOf, connectionsOf, hasConnection, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';
 export { revokeConnection, type RevokeOutcome } from './revoke.js';

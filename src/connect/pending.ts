@@ -15,16 +15,22 @@ import { globalKey } from '../redis/keys.js';
 export const STATE_TTL_MS = 10 * 60_000;
 export const PICK_TTL_MS = 10 * 60_000;
 
-const stateSchema = z.object({ tenant: z.string(), verifier: z.string().optional(), at: z.number() });
+/**
+ * The link an authorization came from (its id) and whether it may replace a connection, carried to the binding; and
+ * the browser that opened it (a digest of its cookie): the callback and the pick must come from that browser.
+ */
+const linkFields = { link: z.string(), reconnect: z.boolean(), browser: z.string() };
+const stateSchema = z.object({ tenant: z.string(), ...linkFields, verifier: z.string().optional(), at: z.number() });
 const grantSchema = z.object({
   tenant: z.string(),
+  ...linkFields,
   refreshToken: z.string(),
   accessToken: z.string(),
   expiresInS: z.number(),
   orgs: z.array(z.object({ id: z.string(), name: z.string().optional(), connectionId: z.string().optional() })),
 });
 
-export type PendingState = { tenant: string; verifier?: string | undefined; at: number };
+export type PendingState = { tenant: string; link: string; reconnect: boolean; browser: string; verifier?: string | undefined; at: number };
 export type PendingGrant = z.infer<typeof grantSchema>;
 
 const digest = (v: string): string => createHash('sha256').update(v, 'utf8').digest('base64url').slice(0, 32);

@@ -1,8 +1,9 @@
 /**
  * `connect revoke`: tells the platform (Xero: `DELETE /connections/{id}` with an access token of the chain; Intuit:
- * the revoke endpoint with it), then deletes the token chain (under its lock) and the binding. A platform that cannot
- * be told (the grant already gone, the endpoint down) does not keep the chain: it is deleted all the same, and the
- * outcome says what the platform answered.
+ * the revoke endpoint with it), then deletes the token chain (under its lock) and the binding, and revokes the
+ * tenant's outstanding connect links (a revoked connection is not reopened by a link sent before). A platform that
+ * cannot be told (the grant already gone, the endpoint down) does not keep the chain: it is deleted all the same, and
+ * the outcome says what the platform answered.
  */
 import type { Redis } from 'ioredis';
 import type { TenantConfig } from '../config/tenants.js';
@@ -10,6 +11,7 @@ import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
 import { Connect, type ConnectionChange } from './connect.js';
 import { revokeQuickBooks, revokeXero, xeroConnections } from './flows.js';
+import { LinkStore } from './links.js';
 import { connectionOf } from './status.js';
 
 export interface RevokeOutcome {
@@ -18,10 +20,12 @@ export interface RevokeOutcome {
   /** What the platform said: `revoked`, `not connected`, or why it was not told. */
   platform: string;
   chainDeleted: boolean;
+  /** Outstanding connect links of the tenant revoked with it. */
+  linksRevoked: number;
 }
 
 export async function revokeConnection(
-  d: { redis: Redis; prefix: string; tokenKey: string; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
+  d: { redis: Redis; prefix: string; tokenKey: string; previousTokenKey?: string | undefined; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
   tenantId: string,
 ): Promise<RevokeOutcome> {
   const tenant = d.tenants.find((t) => t.id === tenantId);
@@ -31,11 +35,13 @@ export async function revokeConnection(
   const bindings = new BindingStore(d.redis, d.prefix);
   const binding = await bindings.get(tenantId);
   const connection = connectionOf(tenant, binding);
-  if (connection === undefined) return { tenant: tenantId, platform: 'not connected', chainDeleted: false };
+  const linksRevoked = await new LinkStore(d.redis, d.prefix).revokeAll(tenantId);
+  if (connection === undefined) return { tenant: tenantId, platform: 'not connected', chainDeleted: false, linksRevoked };
   const connect = new Connect({
     redis: d.redis,
     prefix: d.prefix,
     tokenKey: d.tokenKey,
+    previousTokenKey: d.previousTokenKey,
     publicUrl: d.publicUrl ?? 'https://unused.invalid',
     tenant: (id) => d.tenants.find((t) => t.id === id),
     tenants: () => d.tenants,
@@ -61,6 +67,6 @@ export async function revokeConnection(
   await bindings.remove(tenantId);
   await connect.close();
   await d.onChanged?.({ tenant: tenantId, platform: p.kind, state: 'revoked', connection, at: Date.now(), reason: `connect revoke; platform: ${told}` });
-  d.logger.info({ tenant: tenantId, connection, platform: told }, 'connect: connection revoked and its token chain deleted');
-  return { tenant: tenantId, connection, platform: told, chainDeleted: true };
+  d.logger.info({ tenant: tenantId, connection, platform: told, linksRevoked }, 'connect: connection revoked and its token chain deleted');
+  return { tenant: tenantId, connection, platform: told, chainDeleted: true, linksRevoked };
 }

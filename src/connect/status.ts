@@ -4,7 +4,9 @@
  *
  *   connected            a chain that works as far as we know: since when, the refresh token's age (the last rotation)
  *   awaiting_connection  no chain yet and no refresh token in the tenants file: send a connect link
- *   needs_reconnect      the platform refused the chain (revoked, or expired after its idle limit): send a new link
+ *   needs_reconnect      the platform refused the chain (revoked, or expired after its idle limit), or it cannot be
+ *                        decrypted with PLATFORM_TOKEN_KEY (nor PLATFORM_TOKEN_KEY_PREVIOUS: decision 0163): send a
+ *                        reconnect link, or give the old key back
  *
  * A refresh token unused for its platform's idle limit expires (Xero 60 days, Intuit about 100): `ageing` warns when
  * the last rotation is more than three quarters of it ago. The daily reconcile pass of every tenant's schedule calls
@@ -12,7 +14,10 @@
  */
 import type { Redis } from 'ioredis';
 import type { TenantConfig } from '../config/tenants.js';
+import type { TokenKeys } from '../config/token-key.js';
 import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
+import { TokenCipher } from '../platforms/oauth/cipher.js';
+import { QUICKBOOKS_OAUTH, XERO_OAUTH } from '../platforms/oauth/oauth.js';
 import { PlatformTokenStore, type StoredTokens } from '../platforms/oauth/token-store.js';
 
 export type ConnectionState = 'connected' | 'awaiting_connection' | 'needs_reconnect';
@@ -35,8 +40,10 @@ export interface ConnectionReport {
   refreshTokenAgeDays?: number;
   /** The refresh token nears its platform's idle expiry. */
   ageing?: boolean;
-  /** Why it needs a reconnect (the platform's answer). */
+  /** Why it needs a reconnect (the platform's answer, or the key that cannot decrypt it). */
   reason?: string;
+  /** Sealed under PLATFORM_TOKEN_KEY_PREVIOUS: it moves to PLATFORM_TOKEN_KEY at its next use (a key rotation). */
+  previousKey?: boolean;
   /** What to run next. */
   next?: string;
 }
@@ -63,13 +70,52 @@ export async function connectionsOf(redis: Redis, prefix: string, tenants: reado
   return out;
 }
 
-export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], now = Date.now()): Promise<ConnectionReport[]> {
+/**
+ * Whether the tenant has a connection (connected, or needing a reconnect: a chain, a binding, or the tenants file's
+ * refresh token): a link for it then replaces that connection, so it must be asked for as a reconnect (decision 0160).
+ */
+export async function hasConnection(redis: Redis, prefix: string, tenant: TenantConfig): Promise<boolean> {
+  const [report] = await connectionStates(redis, prefix, [tenant]);
+  return report !== undefined && report.state !== 'awaiting_connection';
+}
+
+/** What a report needs besides Redis: the time, and the keys that decrypt chains (without them, only a mark tells). */
+export interface StateOptions {
+  now?: number;
+  /** PLATFORM_TOKEN_KEY and PLATFORM_TOKEN_KEY_PREVIOUS: a chain neither decrypts is needs_reconnect. */
+  keys?: TokenKeys;
+}
+
+/** One cipher per environment (the keys object of a loaded Env is the same for the process's life). */
+const ciphers = new WeakMap<TokenKeys, TokenCipher>();
+function cipherOf(keys: TokenKeys | undefined): TokenCipher | undefined {
+  if (keys?.PLATFORM_TOKEN_KEY === undefined) return undefined;
+  let cipher = ciphers.get(keys);
+  if (cipher === undefined) ciphers.set(keys, (cipher = TokenCipher.fromText(keys.PLATFORM_TOKEN_KEY, keys.PLATFORM_TOKEN_KEY_PREVIOUS)));
+  return cipher;
+}
+
+/**
+ * Which key opens the chain's refresh token: `current`, `previous`, `none` (neither; without keys: a process marked
+ * it so), or undefined (no keys given and no mark: not known).
+ */
+function sealedBy(chain: StoredTokens, kind: 'xero' | 'quickbooks', connection: string, cipher: TokenCipher | undefined): 'current' | 'previous' | 'none' | undefined {
+  if (cipher === undefined) return chain.undecryptable !== undefined ? 'none' : undefined;
+  const context = (kind === 'xero' ? XERO_OAUTH : QUICKBOOKS_OAUTH).context(connection, 'refresh');
+  return cipher.openedBy(chain.state.cur, context) ?? 'none';
+}
+
+export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], o: StateOptions = {}): Promise<ConnectionReport[]> {
+  const now = o.now ?? Date.now();
+  const cipher = cipherOf(o.keys);
   const bindings = new BindingStore(redis, prefix);
   const out: ConnectionReport[] = [];
   for (const t of tenants) {
     if (!isOAuth(t)) continue;
     const kind = t.platform.kind;
     const link = `collections-sync connect link --tenant ${t.id}`;
+    // A tenant that has a connection (even a broken one) takes a reconnect link (decision 0160).
+    const relink = `${link} --reconnect`;
     const binding = await bindings.get(t.id);
     const connection = connectionOf(t, binding);
     const base = { tenant: t.id, platform: kind, ...(connection ? { connection } : {}), ...(binding?.name ? { name: binding.name } : {}) };
@@ -77,7 +123,7 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
     try {
       chain = connection === undefined ? undefined : await new PlatformTokenStore(redis, prefix, kind, connection).read();
     } catch {
-      out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: link });
+      out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: relink });
       continue;
     }
     const fromFile = 'refreshToken' in t.platform && t.platform.refreshToken !== undefined;
@@ -100,9 +146,13 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
       ...(refreshedAt !== undefined ? { refreshedAt } : {}),
       ...(ageDays !== undefined ? { refreshTokenAgeDays: ageDays } : {}),
     };
-    if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: link });
-    else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: link });
-    else out.push({ ...report, ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
+    const sealed = connection === undefined ? undefined : sealedBy(chain, kind, connection, cipher);
+    if (sealed === 'none') {
+      const keys = cipher?.rotating === true ? 'PLATFORM_TOKEN_KEY or PLATFORM_TOKEN_KEY_PREVIOUS' : 'PLATFORM_TOKEN_KEY';
+      out.push({ ...report, state: 'needs_reconnect', reason: `the stored token chain cannot be decrypted with ${keys}: give the key it was sealed with as PLATFORM_TOKEN_KEY_PREVIOUS, or reconnect`, next: relink });
+    } else if (s.revoked) out.push({ ...report, state: 'needs_reconnect', reason: `revoked or expired (${s.revoked.reason})`, next: relink });
+    else if (ageDays !== undefined && ageDays >= limit) out.push({ ...report, state: 'needs_reconnect', reason: `the refresh token is ${ageDays} days old, past ${kind}'s ${limit}-day idle limit`, next: relink });
+    else out.push({ ...report, ...(sealed === 'previous' ? { previousKey: true } : {}), ...(ageDays !== undefined && ageDays >= (limit * 3) / 4 ? { ageing: true, next: `collections-sync sync --tenant ${t.id} (any run refreshes it)` } : {}) });
   }
   return out;
 }

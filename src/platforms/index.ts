@@ -10,6 +10,7 @@ import { MemoryAdapter, memoryPlatforms as processMemoryPlatforms, type MemoryPl
 import type { PlatformAdapter } from './types.js';
 import { BoundAdapter } from './bound-adapter.js';
 import { BindingStore } from './oauth/binding.js';
+import type { TokenCipher } from './oauth/cipher.js';
 import type { PlatformAuthHooks } from './oauth/oauth.js';
 import { QuickBooksAdapter, quickBooksAccess } from './quickbooks/index.js';
 import { XeroAdapter } from './xero/index.js';
@@ -31,8 +32,11 @@ export interface AdapterDeps {
   redis?: Redis;
   /** Xero: KEY_PREFIX, under which its keys live (`<prefix>:xero:<xeroTenantId>:...`: src/redis/keys.ts). */
   prefix?: string;
-  /** Xero, QuickBooks: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest. */
-  tokenKey?: string;
+  /**
+   * Xero, QuickBooks: PLATFORM_TOKEN_KEY, 32 bytes (base64 or hex) encrypting refresh tokens at rest; or the cipher of
+   * the environment's keys (PLATFORM_TOKEN_KEY_PREVIOUS read too, during a rotation).
+   */
+  tokenKey?: string | TokenCipher;
   /** Xero, QuickBooks: the tenant's id, under which a connect link keeps the organisation (realm) it bound. */
   tenantId?: string;
   /** Xero, QuickBooks: told of the token chain's events (a grant the platform refused). */
@@ -55,7 +59,7 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
     case 'memory':
       return new MemoryAdapter((deps.memoryPlatforms ?? processMemoryPlatforms).get(platform.name));
     case 'xero': {
-      if (deps.tokenKey === undefined || deps.tokenKey.trim() === '') {
+      if (deps.tokenKey === undefined || deps.tokenKey === '') {
         throw new Error('a xero tenant needs PLATFORM_TOKEN_KEY in the environment: 32 random bytes as base64 or hex (e.g. `openssl rand -base64 32`), which encrypts its refresh tokens at rest');
       }
       if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a xero tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');
@@ -75,7 +79,7 @@ export function createAdapter(platform: PlatformConfig, deps: AdapterDeps): Plat
       });
     }
     case 'quickbooks': {
-      if (deps.tokenKey === undefined || deps.tokenKey.trim() === '') {
+      if (deps.tokenKey === undefined || deps.tokenKey === '') {
         throw new Error('a quickbooks tenant needs PLATFORM_TOKEN_KEY in the environment: 32 random bytes as base64 or hex (e.g. `openssl rand -base64 32`), which encrypts its refresh tokens at rest');
       }
       if (deps.redis === undefined || deps.prefix === undefined) throw new Error('a quickbooks tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)');

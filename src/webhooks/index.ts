@@ -7,8 +7,9 @@ import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
+import { trustProxyOf } from '../config/env.js';
 import type { TenantConfig } from '../config/tenants.js';
-import { Connect, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { connectionChangedEvent } from '../notify/events.js';
 import { eventIdOf } from './events.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
@@ -30,11 +31,13 @@ function connectOf(app: App): Connect | undefined {
     redis: app.redis,
     prefix: env.KEY_PREFIX,
     tokenKey: env.PLATFORM_TOKEN_KEY,
+    previousTokenKey: env.PLATFORM_TOKEN_KEY_PREVIOUS,
     publicUrl: env.PUBLIC_URL,
     tenant: (id) => app.tenant(id),
     tenants: () => app.tenants(),
     requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
     logger: app.logger.child({ part: 'connect' }),
+    openingsPerMin: env.CONNECT_RATE_PER_MIN,
     onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
     onChanged: (c) => app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
   });
@@ -59,7 +62,7 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
   const keys = env.API_KEYS === undefined ? [] : parseApiKeys(env.API_KEYS).keys;
   const server = await startWebhookServer({
     routes: (hono, unauthorized) => {
-      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, logger: logger.child({ part: 'connect' }) }, unauthorized);
+      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, trustProxy: trustProxyOf(env), logger: logger.child({ part: 'connect' }) }, unauthorized);
       if (keys.length === 0) return;
       mountApi(
         hono,
@@ -75,7 +78,18 @@ export async function startWebhooks(app: App, o: PublicServerOptions): Promise<W
           syncQueue: app.queues.sync,
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
-          ...(connect ? { connect: { link: (tenant, ttlMs) => connect.link(tenant, ttlMs), redirectUri: connect.redirectUri } } : {}),
+          // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
+          connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
+          ...(connect
+            ? {
+                connect: {
+                  link: (tenant, lo) => connect.link(tenant, lo),
+                  links: (tenant) => connect.links.list(tenant),
+                  revokeLink: (tenant, id) => connect.links.revoke(tenant, id),
+                  redirectUri: connect.redirectUri,
+                },
+              }
+            : {}),
           // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
           lastDelivery:
             o.lastDelivery ??

@@ -16,6 +16,11 @@ import { ApiClient, validateDocument, type Answer } from '../helpers/openapi.js'
 import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
+import { Agent } from 'undici';
+import { Secret } from '../../src/config/secret.js';
+import { BindingStore } from '../../src/platforms/oauth/binding.js';
+import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
+import { PlatformAuth, XERO_OAUTH } from '../../src/platforms/oauth/oauth.js';
 
 const FULL = 'full-key-Ur7Kd2Wq9XbN4tLm8VzHc3Jp6Fs5Gy';
 const BETA_ONLY = 'beta-key-Pn5Dx8Qw2Ha7Rk4VmLz9Tc3Jb6Fs';
@@ -27,6 +32,7 @@ const BAD = 5;
 type Problem = { type: string; title: string; status: number; detail: string; errors?: { in: string; path: (string | number)[]; message: string }[] };
 type Requested = { runId: string; jobId: string; tenantId: string; mode: string; requestedAt: string; deduplicated: boolean; links: { run: string } };
 type Run = { runId: string; state: string; outcome: string | null; counts: { total: Record<string, number>; byEntity: Record<string, Record<string, number>> }; deadLetters: { items: { runId: string }[]; more: boolean } };
+type Link = { url: string; linkId: string; expiresAt: string; reconnect: boolean; redirectUri: string; tenantId: string };
 type Page = { items: { key: string; entity: string; runId: string; replayable: boolean }[]; next: string | null };
 
 describe('the control API', () => {
@@ -91,6 +97,8 @@ describe('the control API', () => {
       ['GET', '/v1/tenants/acme/dead-letters?limit=2'],
       ['POST', '/v1/tenants/acme/dead-letters/replay'],
       ['POST', '/v1/tenants/kiwi/connect-links', {}],
+      ['GET', '/v1/tenants/kiwi/connect-links'],
+      ['DELETE', '/v1/tenants/kiwi/connect-links/Xq3b_2KfLw9Z'],
       ['GET', '/v1/nothing-here'],
       ['DELETE', '/v1/tenants'],
       ['GET', '/v1'],
@@ -134,6 +142,8 @@ describe('the control API', () => {
       ['GET', '/v1/tenants/acme/dead-letters'],
       ['POST', '/v1/tenants/acme/dead-letters/replay'],
       ['POST', '/v1/tenants/kiwi/connect-links', {}],
+      ['GET', '/v1/tenants/kiwi/connect-links'],
+      ['DELETE', '/v1/tenants/kiwi/connect-links/Xq3b_2KfLw9Z'],
     ] as [string, string, unknown?][]) {
       const hidden = await api.call('GET' === method ? method : method, path, { key: BETA_ONLY, ...(body !== undefined ? { body } : {}) });
       const none = await api.call(method, path.replace(/\/(acme|kiwi)(\/|$)/, '/nobody$2'), { key: FULL, ...(body !== undefined ? { body } : {}) });
@@ -281,10 +291,11 @@ describe('the control API', () => {
   });
 
   it('makes a connect link for a Xero tenant, and says why not for a file tenant or a bad expiry', async () => {
-    const made = await api.call<{ url: string; expiresAt: string; redirectUri: string; tenantId: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' } });
+    const made = await api.call<Link>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' } });
     expect(made.status).toBe(201);
     expect(made.body.url.startsWith(`${publicUrl}/connect/`)).toBe(true);
     expect(made.body.redirectUri).toBe(`${publicUrl}/oauth/callback`);
+    expect(made.body).toMatchObject({ tenantId: 'kiwi', reconnect: false, linkId: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/) as unknown });
     expect(Date.parse(made.body.expiresAt) - Date.now()).toBeGreaterThan(3_500_000);
     const defaulted = await api.call<{ expiresAt: string }>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL });
     expect(defaulted.status).toBe(201);
@@ -305,6 +316,38 @@ describe('the control API', () => {
     const link = new URL(keyed.body.url);
     for (const part of [keyed.body.url, link.pathname, link.pathname.split('/').at(-1)!, '/connect/']) expect(kept).not.toContain(part);
     expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: 'soon' } })).status).toBe(422);
+    expect((await api.call('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { reconnect: 'yes' } })).status).toBe(422);
+  });
+
+  it('lists the outstanding connect links, revokes one by its id (then the link is refused), and refuses a plain link for a connected tenant', async () => {
+    const made = await api.call<Link>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '1h' } });
+    const listed = await api.call<{ items: { linkId: string; reconnect: boolean; by: string; createdAt: string; expiresAt: string }[] }>('GET', '/v1/tenants/kiwi/connect-links', { key: FULL });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.find((l) => l.linkId === made.body.linkId)).toMatchObject({ reconnect: false, by: 'api:full', expiresAt: made.body.expiresAt });
+    const revoked = await api.call('DELETE', `/v1/tenants/kiwi/connect-links/${made.body.linkId}`, { key: FULL });
+    expect(revoked.status).toBe(204);
+    expect((await fetch(made.body.url, { redirect: 'manual' })).status).toBe(401);
+    const again = await api.call<Problem>('DELETE', `/v1/tenants/kiwi/connect-links/${made.body.linkId}`, { key: FULL });
+    expect(again.status).toBe(404);
+    expect(again.body.type).toBe('tag:collections-sync,2026:problem/no-such-link');
+    expect((await api.call<{ items: { linkId: string }[] }>('GET', '/v1/tenants/kiwi/connect-links', { key: FULL })).body.items.map((l) => l.linkId)).not.toContain(made.body.linkId);
+
+    // Kiwi gets a connection (the chain's first link from a grant, and its binding, as a callback writes them).
+    const org = '8f6c2c1e-2b7a-4c55-9d1e-0a1b2c3d4e5f';
+    const cipher = TokenCipher.fromText(TOKEN_KEY);
+    const auth = new PlatformAuth({ platform: XERO_OAUTH, redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, connection: org, clientId: 'XEROCLIENT', clientSecret: new Secret('xero-secret'), tokenUrl: 'http://127.0.0.1:9/token', cipher, dispatcher: new Agent() });
+    await auth.connect({ refreshToken: 'refresh-of-a-grant', accessToken: 'access-of-a-grant', expiresInS: 1800 });
+    await new BindingStore(rig.app.redis, rig.env.KEY_PREFIX).set('kiwi', { platform: 'xero', connection: org, connectedAt: Date.now() });
+    const refused = await api.call<Problem>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.body.type).toBe('tag:collections-sync,2026:problem/already-connected');
+    expect(refused.body.detail).toContain('"reconnect": true');
+    const reconnect = await api.call<Link>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { reconnect: true } });
+    expect(reconnect.status).toBe(201);
+    expect(reconnect.body.reconnect).toBe(true);
+    expect((await fetch(reconnect.body.url, { redirect: 'manual' })).status).toBe(302);
+    await auth.disconnect();
+    await new BindingStore(rig.app.redis, rig.env.KEY_PREFIX).remove('kiwi');
   });
 
   it('counts requests by key name and logs them without the key', async () => {

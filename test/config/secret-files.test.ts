@@ -63,7 +63,7 @@ describe('secret settings from files (X_FILE)', () => {
   });
 
   it('applies to secrets only (marked once in the schema): a _FILE twin of a plain setting is not read', () => {
-    expect(SECRET_ENV_KEYS).toEqual(['REDIS_URL', 'REDIS_CLUSTER_NODES', 'TOKEN_FINGERPRINT_KEY', 'PLATFORM_TOKEN_KEY', 'API_KEYS', 'RUN_WEBHOOK_SECRET']);
+    expect(SECRET_ENV_KEYS).toEqual(['REDIS_URL', 'REDIS_CLUSTER_NODES', 'TOKEN_FINGERPRINT_KEY', 'PLATFORM_TOKEN_KEY', 'PLATFORM_TOKEN_KEY_PREVIOUS', 'API_KEYS', 'RUN_WEBHOOK_SECRET']);
     expect(loadEnv({ LOG_LEVEL_FILE: at('token-key') }).LOG_LEVEL).toBe('info');
   });
 

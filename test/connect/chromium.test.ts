@@ -2,21 +2,21 @@
  * A connect link opened by a real browser: headless Chromium (`CHROMIUM_PATH`, else `chromium` or
  * `chromium-browser` on the PATH) loads the link, follows the redirects through the fake Xero's consent screen to the
  * callback, and shows the page the customer sees; the organisation is then connected and its first run lands
- * records. Where no Chromium is installed the test is skipped, and says so (Debian: `apt-get install chromium`).
+ * records. The consent screen's address opened in another browser (one without the cookie of the browser that opened
+ * the link) lands on the one 401. Where no Chromium is installed the test is skipped, and says so (Debian: `apt-get install chromium`).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectLink } from '../../src/connect/index.js';
 import { waitForRun } from '../../src/state/index.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { buildContacts, buildInvoices } from '../platforms/xero/fixtures.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { freePort } from './browser.js';
+import { freePort, linkOf } from './browser.js';
 
 function findChromium(): string | undefined {
   const candidates = [process.env['CHROMIUM_PATH'], 'chromium', 'chromium-browser'].filter((c): c is string => !!c);
@@ -87,12 +87,23 @@ describe.skipIf(!chromium)('a connect link in headless Chromium', () => {
 
   it('shows the customer the connected page, and the first run lands the records', async () => {
     const before = Date.now();
-    const dom = await dumpDom(chromium!, connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant('web') }, 'web', 3_600_000).url);
+    const dom = await dumpDom(chromium!, (await linkOf(rig, 'web')).url);
     expect(dom).toContain('<strong>Browser Ltd</strong> is connected');
     expect(fake.oauth!.exchanges).toEqual([{ outcome: 'issued' }]);
     for (const t of [...fake.issuedRefresh, ...fake.issuedAccess]) expect(dom).not.toContain(t);
     const run = await waitForRun(rig.app.stores.runs, 'web', { mode: 'full', requestedAt: before, timeoutMs: 60_000 });
     expect(run.outcome).toBe('succeeded');
     expect(rig.sim.data('client-web').contacts).toHaveLength(5);
+  }, 120_000);
+
+  it("refuses the consent screen's address opened in another browser (the one that opened the link kept its cookie)", async () => {
+    // Whoever holds a (reconnect) link opens it, and sends the consent URL it leads to to someone else.
+    const opened = await fetch((await linkOf(rig, 'web', { reconnect: true })).url, { redirect: 'manual' });
+    const consent = opened.headers.get('location')!;
+    const exchanges = fake.oauth!.exchanges.length;
+    const dom = await dumpDom(chromium!, consent);
+    expect(dom).toContain('"detail":"unauthorized"');
+    expect(fake.oauth!.exchanges).toHaveLength(exchanges);
+    expect(rig.logs.some((l) => l.includes('"reason":"other_browser"'))).toBe(false);
   }, 120_000);
 });

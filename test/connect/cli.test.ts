@@ -12,7 +12,7 @@ import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort } from './browser.js';
+import { browse, freePort, linkOf } from './browser.js';
 import { runCli, type CliResult } from '../helpers/cli-child.js';
 
 
@@ -49,7 +49,8 @@ describe('connect link, status and revoke on the command line', () => {
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
-  it('awaiting connection, then a link, connected, refused without --yes, revoked', async () => {
+  // Each CLI run is a child process (a few seconds on a loaded machine): these take longer than most tests.
+  it('awaiting connection, then a link, connected', { timeout: 120_000 }, async () => {
     const before = await cli(['connect', 'status']);
     expect(before).toMatchObject({ code: 1, stdout: 'kiwi: awaiting connection xero: collections-sync connect link --tenant kiwi\n' });
 
@@ -63,13 +64,36 @@ describe('connect link, status and revoke on the command line', () => {
     const after = await cli(['connect', 'status', '--tenant', 'kiwi', '--json']);
     expect(after.code).toBe(0);
     expect(JSON.parse(after.stdout)).toEqual([
-      expect.objectContaining({ tenant: 'kiwi', state: 'connected', connection: fake.options.xeroTenantId, name: 'Kiwi Ltd', via: 'link', refreshTokenAgeDays: 0 }),
+      expect.objectContaining({ tenant: 'kiwi', state: 'connected', connection: fake.options.xeroTenantId, name: 'Kiwi Ltd', via: 'link', refreshTokenAgeDays: 0, links: [] }),
     ]);
+  });
 
+  it('connected: a plain link is refused (exit 2, nothing made); a reconnect link is made, listed, and revoked by its id', { timeout: 120_000 }, async () => {
+    const plain = await cli(['connect', 'link', '--tenant', 'kiwi']);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('already has a xero connection');
+    expect(plain.stdout).toBe('');
+    const again = await cli(['connect', 'link', '--tenant', 'kiwi', '--reconnect']);
+    expect(again.code).toBe(0);
+    const id = /link ([A-Za-z0-9_-]{12}) \(reconnect\): works once/.exec(again.stderr)?.[1];
+    expect(id, again.stderr).toBeDefined();
+    expect((await cli(['connect', 'status', '--tenant', 'kiwi'])).stdout).toContain(`  link ${id!} (reconnect) outstanding until `);
+    expect(await cli(['connect', 'revoke-link', id!, '--tenant', 'kiwi'])).toMatchObject({ code: 0, stdout: `kiwi: link ${id!} revoked\n` });
+    expect((await fetch(again.stdout.trim(), { redirect: 'manual' })).status).toBe(401);
+    const twice = await cli(['connect', 'revoke-link', id!, '--tenant', 'kiwi']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`kiwi has no outstanding connect link ${id!}`);
+    // The link goes to stdout only: the line on stderr (where logs go) names its id, never the link.
+    expect(again.stderr).not.toContain(again.stdout.trim().split('/connect/')[1]!);
+  });
+
+  it('revoke: refused without --yes; revoked at the platform, the chain deleted, outstanding links revoked with it', { timeout: 120_000 }, async () => {
+    const outstanding = await linkOf(rig, 'kiwi', { reconnect: true });
     expect((await cli(['connect', 'revoke', '--tenant', 'kiwi'])).code).toBe(2);
     const revoked = await cli(['connect', 'revoke', '--tenant', 'kiwi', '--yes']);
     expect(revoked.code).toBe(0);
-    expect(revoked.stdout).toContain('revoked at the platform; token chain deleted');
+    expect(revoked.stdout).toContain('revoked at the platform; token chain deleted; 1 outstanding link revoked');
+    expect((await fetch(outstanding.url, { redirect: 'manual' })).status).toBe(401);
     expect(fake.oauth!.revocations).toHaveLength(1);
     expect(fake.oauth!.connections).toHaveLength(0);
     expect(await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read()).toBeUndefined();

@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectLink, revokeConnection } from '../../src/connect/index.js';
+import { revokeConnection } from '../../src/connect/index.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { PlatformTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { waitForRun } from '../../src/state/index.js';
@@ -15,7 +15,7 @@ import { startRig, type Rig } from '../helpers/rig.js';
 import { QboDouble } from '../platforms/quickbooks/double.js';
 import { customer, invoice } from '../platforms/quickbooks/fixtures.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort } from './browser.js';
+import { browse, Browser, freePort, linkOf } from './browser.js';
 
 const VERIFIER = 'verifier-token-of-the-app';
 
@@ -25,7 +25,7 @@ describe('connecting a QuickBooks company with a connect link', () => {
   let intuit: QuickBooksOAuthDouble;
   let rig: Rig;
   let publicUrl: string;
-  const link = (tenant: string): string => connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant(tenant) }, tenant, 3_600_000).url;
+  const link = async (tenant: string, reconnect = false): Promise<string> => (await linkOf(rig, tenant, { reconnect })).url;
   const bindings = (): BindingStore => new BindingStore(rig.app.redis, rig.env.KEY_PREFIX);
 
   beforeAll(async () => {
@@ -57,7 +57,7 @@ describe('connecting a QuickBooks company with a connect link', () => {
 
   it('from the link to a first full run: the realmId of the callback bound, no PKCE sent', async () => {
     const before = Date.now();
-    const visit = await browse(link('maple'));
+    const visit = await browse(await link('maple'));
     expect(visit.hops.map((h) => h.status)).toEqual([302, 302, 200]);
     const authorize = new URL(visit.hops[1]!.url);
     expect(authorize.searchParams.get('scope')).toBe('com.intuit.quickbooks.accounting');
@@ -79,7 +79,7 @@ describe('connecting a QuickBooks company with a connect link', () => {
   });
 
   it("a company other than the tenants file's realmId: refused with a page, nothing stored", async () => {
-    const visit = await browse(link('pinned'));
+    const visit = await browse(await link('pinned'));
     expect(visit.status).toBe(400);
     expect(visit.text).toContain('a different QuickBooks company');
     expect(await bindings().get('pinned')).toBeUndefined();
@@ -87,12 +87,13 @@ describe('connecting a QuickBooks company with a connect link', () => {
   });
 
   it('a code already exchanged (invalid_grant): a plain page with the platform request id logged', async () => {
-    const first = await browse(link('pinned'));
+    const first = await browse(await link('pinned'));
     const code = new URL(first.hops[2]!.url).searchParams.get('code')!;
     // A fresh state (a link opened again), with the code already exchanged in its callback: the exchange is refused.
-    const start = await fetch(link('pinned'), { redirect: 'manual' });
+    const browser = new Browser();
+    const start = await browser.fetch(await link('pinned'));
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const replay = await browse(`${publicUrl}/oauth/callback?code=${code}&state=${state}&realmId=4620816365999999999`);
+    const replay = await browser.browse(`${publicUrl}/oauth/callback?code=${code}&state=${state}&realmId=4620816365999999999`);
     expect(replay.status).toBe(400);
     expect(replay.text).toContain('expired before it could be used');
     expect(rig.logs.some((l) => l.includes('"reason":"invalid_grant"') && l.includes('"requestId":"1-'))).toBe(true);
@@ -100,7 +101,7 @@ describe('connecting a QuickBooks company with a connect link', () => {
 
   it('revoke: Intuit told at its revoke endpoint, the chain and the binding deleted', async () => {
     const outcome = await revokeConnection({ redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, tokenKey: TOKEN_KEY, tenants: rig.app.tenants(), logger: rig.app.logger }, 'maple');
-    expect(outcome).toEqual({ tenant: 'maple', connection: qbo.realmId, platform: 'revoked', chainDeleted: true });
+    expect(outcome).toEqual({ tenant: 'maple', connection: qbo.realmId, platform: 'revoked', chainDeleted: true, linksRevoked: 0 });
     expect(intuit.oauth!.revocations).toEqual(['grant']);
     expect(await bindings().get('maple')).toBeUndefined();
     expect(await new PlatformTokenStore(rig.app.redis, rig.env.KEY_PREFIX, 'quickbooks', qbo.realmId).read()).toBeUndefined();

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Capabilities, connectLink } from '../../src/connect/index.js';
+import { Capabilities } from '../../src/connect/index.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { waitForRun } from '../../src/state/index.js';
@@ -15,7 +15,7 @@ import { startRig, type Rig } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
 import { buildContacts, buildInvoices } from '../platforms/xero/fixtures.js';
 import { dumpPrefix, startFake, TOKEN_KEY } from '../platforms/xero/harness.js';
-import { browse, freePort } from './browser.js';
+import { browse, Browser, freePort, linkOf } from './browser.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00Z');
 
@@ -25,7 +25,8 @@ describe('connecting a Xero organisation with a connect link', () => {
   let multi: FakeXero;
   let rig: Rig;
   let publicUrl: string;
-  const link = (tenant: string): string => connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant(tenant) }, tenant, 3_600_000).url;
+  /** A link for the tenant (a reconnect link: kiwi is connected by the second test). */
+  const link = async (tenant: string, reconnect = false): Promise<string> => (await linkOf(rig, tenant, { reconnect })).url;
   const bindings = (): BindingStore => new BindingStore(rig.app.redis, rig.env.KEY_PREFIX);
   const platformOf = (f: FakeXero, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
     kind: 'xero',
@@ -78,7 +79,7 @@ describe('connecting a Xero organisation with a connect link', () => {
 
   it('from the link to a first full run landing records: PKCE, one organisation bound, the chain started', async () => {
     const before = Date.now();
-    const visit = await browse(link('kiwi'));
+    const visit = await browse(await link('kiwi'));
     expect(visit.hops.map((h) => h.status)).toEqual([302, 302, 200]);
     const authorize = new URL(visit.hops[1]!.url);
     expect(authorize.origin + authorize.pathname).toBe(fake.authorizeUrl);
@@ -110,10 +111,12 @@ describe('connecting a Xero organisation with a connect link', () => {
   });
 
   it('a reused state (the callback opened again) gets the one 401 and changes nothing', async () => {
-    const visit = await browse(link('kiwi'));
+    const browser = new Browser();
+    const visit = await browser.browse(await link('kiwi', true));
     const callback = visit.hops[2]!.url;
     const chain = await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read();
-    const again = await fetch(callback, { redirect: 'manual' });
+    // The same browser (its cookie is right): only the state is spent.
+    const again = await browser.fetch(callback);
     expect(again.status).toBe(401);
     expect(await again.text()).toBe('{"type":"about:blank","title":"Unauthorized","status":401,"detail":"unauthorized"}');
     expect((await new XeroTokenStore(rig.app.redis, rig.env.KEY_PREFIX, fake.options.xeroTenantId).read())?.version).toBe(chain?.version);
@@ -122,7 +125,7 @@ describe('connecting a Xero organisation with a connect link', () => {
   it('an expired link, a tampered (other tenant) link, an unknown tenant, no state: the same 401', async () => {
     const oneHourAgo = new Capabilities(TOKEN_KEY, () => Date.now() - 3_600_000);
     const expired = `${publicUrl}/connect/${oneHourAgo.link('kiwi', 60_000).token}`;
-    const [v, payload, mac] = link('kiwi').split('/connect/')[1]!.split('.');
+    const [v, payload, mac] = (await link('kiwi', true)).split('/connect/')[1]!.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
     const forged = Buffer.from(JSON.stringify({ ...claims, t: 'multi' })).toString('base64url');
     const unknown = new Capabilities(TOKEN_KEY).link('nobody', 60_000).token;
@@ -137,7 +140,7 @@ describe('connecting a Xero organisation with a connect link', () => {
 
   it('denied consent: a plain page, a log line, nothing stored', async () => {
     fake.oauth!.deny();
-    const visit = await browse(link('fixed'));
+    const visit = await browse(await link('fixed'));
     expect(visit.status).toBe(400);
     expect(visit.text).toContain('The connection was not allowed in Xero.');
     expect(await bindings().get('fixed')).toBeUndefined();
@@ -145,23 +148,24 @@ describe('connecting a Xero organisation with a connect link', () => {
   });
 
   it("the tenants file's organisation missing from the grant: refused with a page saying so", async () => {
-    const visit = await browse(link('fixed'));
+    const visit = await browse(await link('fixed'));
     expect(visit.status).toBe(400);
     expect(visit.text).toContain('does not include the Xero organisation this link is for');
     expect(await bindings().get('fixed')).toBeUndefined();
   });
 
   it('several organisations: a page of signed picks; a pick binds once', async () => {
-    const visit = await browse(link('multi'));
+    const browser = new Browser();
+    const visit = await browser.browse(await link('multi'));
     expect(visit.status).toBe(200);
     const picks = [...visit.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&#38;/g, '&'));
     expect(picks).toHaveLength(2);
     expect(visit.text).toContain('North Ltd');
-    const chosen = await browse(picks[1]!);
+    const chosen = await browser.browse(picks[1]!);
     expect(chosen.status).toBe(200);
     expect(chosen.text).toContain('South Ltd');
     expect(await bindings().get('multi')).toMatchObject({ connection: multi.oauth!.options.organisations![1]!.tenantId, name: 'South Ltd' });
-    const again = await fetch(picks[0]!, { redirect: 'manual' });
+    const again = await browser.fetch(picks[0]!);
     expect(again.status).toBe(401);
   });
 });

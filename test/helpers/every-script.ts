@@ -94,11 +94,14 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await redis.set(tokens.lockKey, 'owner');
   await tokens.commit(1, 'owner', { cur: 'y', rotations: 1 });
   await tokens.connect('owner', 'connect-fp', 'fp', { cur: 'z', rotations: 0 });
+  expect(await tokens.markUndecryptable({ at: 1, reason: 'another key' })).toBe(true);
   const limiter = new XeroRateLimiter(redis, p, connection, app);
   await (await limiter.acquire()).release();
   await limiter.block('minute', 1_000);
   const realm = new PlatformTokenStore(redis, p, 'quickbooks', connection);
   await realm.seed('fp', { cur: 'x', rotations: 0 });
+  // A rotation: the same file token's fingerprint under the old key counts as seen.
+  expect(await realm.seed('fp-new', { cur: 'x2', rotations: 0 }, 'fp')).toBe(0);
   await realm.commitAt(1, { cur: 'y', rotations: 1 });
   const realmLimiter = new QuickBooksRateLimiter(redis, p, connection);
   await (await realmLimiter.acquire()).release();

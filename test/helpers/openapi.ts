@@ -74,6 +74,12 @@ export class ApiClient {
     } else {
       const response = operation.responses[String(status)];
       if (response === undefined) throw new Error(`${method} ${template}: status ${status} is not in the document (it has ${Object.keys(operation.responses).join(', ')})`);
+      if (response.content === undefined) {
+        // A response the document gives no content (204): it must have none.
+        if (body !== undefined || type !== '') throw new Error(`${method} ${template} ${status}: the document gives no content, the answer has ${type || 'a body'}`);
+        this.checked.push(`${method} ${template} ${status}`);
+        return;
+      }
       if (response.content?.[type] === undefined) throw new Error(`${method} ${template} ${status}: content type ${type} is not in the document (it has ${Object.keys(response.content ?? {}).join(', ')})`);
       const key = `${method} ${template} ${status} ${type}`;
       let validate = this.#compiled.get(key);

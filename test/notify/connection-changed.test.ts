@@ -8,10 +8,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectLink } from '../../src/connect/index.js';
 import { JOBS } from '../../src/queues/index.js';
 import { waitForRun } from '../../src/state/index.js';
-import { browse, freePort } from '../connect/browser.js';
+import { browse, freePort, linkOf } from '../connect/browser.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig, type TenantSpec } from '../helpers/rig.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
@@ -34,7 +33,7 @@ describe('connection.changed webhooks', () => {
     await until(async () => changes().length, (k) => k >= n, 30_000);
     return changes()[n - 1]!;
   };
-  const link = (): string => connectLink({ tokenKey: TOKEN_KEY, publicUrl, tenant: rig.app.tenant('kiwi') }, 'kiwi', 3_600_000).url;
+  const link = async (reconnect = false): Promise<string> => (await linkOf(rig, 'kiwi', { reconnect })).url;
   const cli = (args: string[]): Promise<CliResult> => runCli(args, cliEnv).done;
 
   beforeAll(async () => {
@@ -68,7 +67,7 @@ describe('connection.changed webhooks', () => {
   });
 
   it('connected, needs_reconnect (the platform refused the grant), connected again, revoked (from the CLI): each once, signed', async () => {
-    const visit = await browse(link());
+    const visit = await browse(await link());
     expect(visit.status).toBe(200);
     const connected = await nthChange(1);
     expect(connected.valid).toBe(true);
@@ -85,8 +84,8 @@ describe('connection.changed webhooks', () => {
     expect(refused.valid).toBe(true);
     expect(refused.verified).toMatchObject({ data: { tenantId: 'kiwi', platform: 'xero', state: 'needs_reconnect', reason: expect.stringContaining('invalid_grant') as unknown } });
 
-    // A new link: connected again, a change of its own (another id).
-    expect((await browse(link())).status).toBe(200);
+    // A reconnect link (kiwi has a connection, a broken one): connected again, a change of its own (another id).
+    expect((await browse(await link(true))).status).toBe(200);
     const again = await nthChange(3);
     expect(again.verified).toMatchObject({ data: { state: 'connected' } });
     expect(again.headers['webhook-id']).not.toBe(connected.headers['webhook-id']);

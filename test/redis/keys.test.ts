@@ -10,6 +10,8 @@ import { IdempotencyStore } from '../../src/api/idempotency.js';
 import { describe, expect, it } from 'vitest';
 import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
+import { LinkStore } from '../../src/connect/links.js';
+import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
 import { QuickBooksMemory } from '../../src/platforms/quickbooks/memory.js';
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
@@ -192,6 +194,14 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     const b = keyBase(p);
     const digest = createHash('sha256').update('retry-1').digest('hex');
     expect(await keysUnder(p)).toEqual([`${b}:api:idempotency-index:{backoffice}`, `${b}:api:idempotency:{acme}:backoffice:${digest}`]);
+  });
+
+  it("connect: a tenant's binding and its outstanding links, under its tag", async () => {
+    const prefix = testPrefix('keys');
+    await new BindingStore(redis, prefix).set('acme', { platform: 'xero', connection: 'org-1', connectedAt: 1 });
+    await new LinkStore(redis, prefix).add('acme', { id: 'Xq3b_2KfLw9Z', expiresAt: Date.now() + 60_000, reconnect: false, createdAt: 1, by: 'cli' });
+    const base = keyBase(prefix);
+    expect(await keysUnder(prefix)).toEqual([`${base}:connect:{acme}:binding`, `${base}:connect:{acme}:links`]);
   });
 
   it('the schedules lock', () => {

@@ -1,6 +1,6 @@
 /**
- * `connect link|status|revoke`: connecting a tenant's Xero organisation or QuickBooks company (docs/connecting.md).
- * The actions are in ../actions/connect.ts, loaded when they run.
+ * `connect link|revoke-link|status|revoke`: connecting a tenant's Xero organisation or QuickBooks company
+ * (docs/connecting.md). The actions are in ../actions/connect.ts, loaded when they run.
  */
 import type { Command } from 'commander';
 
@@ -8,12 +8,22 @@ export function registerConnect(program: Command): void {
   const connect = program.command('connect').description("connect a tenant's Xero organisation or QuickBooks company: links, states, revocation");
   connect
     .command('link')
-    .description('print a connect link for the tenant: the customer opens it and approves the access (PUBLIC_URL, PLATFORM_TOKEN_KEY)')
+    .description('print a connect link for the tenant and its id: the customer opens it and approves the access; it works once (PUBLIC_URL, PLATFORM_TOKEN_KEY)')
     .requiredOption('--tenant <id>', 'tenant id from the tenants file (a xero or quickbooks tenant)')
     .option('--expires <duration>', 'how long the link works, e.g. 2h, 7d (default 7d, at most 30d)', '7d')
+    .option('--reconnect', 'a link that may replace the connection the tenant has (another organisation included); without it a tenant that has one is refused (exit 2)')
     .option('--json', 'machine-readable output')
-    .action(async (o: { tenant: string; expires: string; json?: boolean }) => {
+    .action(async (o: { tenant: string; expires: string; reconnect?: boolean; json?: boolean }) => {
       await (await import('../actions/connect.js')).link(o);
+    });
+  connect
+    .command('revoke-link')
+    .description('revoke one outstanding connect link by the id `connect link` printed: opened afterwards, it is refused')
+    .argument('<link-id>', 'the link id (`connect status` lists the outstanding ones)')
+    .requiredOption('--tenant <id>', 'tenant id from the tenants file')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: { tenant: string; json?: boolean }) => {
+      await (await import('../actions/connect.js')).revokeLink(id, o);
     });
   connect
     .command('status')

@@ -88,6 +88,10 @@ export interface PlatformAuthHooks {
   afterTokenResponse?(): Promise<void> | void;
   /** The platform refused the grant and this process marked the chain revoked (once per revocation). */
   onRevoked?(r: { connection: string; at: number; reason: string }): void;
+  /** The stored chain cannot be decrypted with this worker's keys, and this process marked it so (once per chain). */
+  onUndecryptable?(r: { connection: string; at: number; reason: string }): void;
+  /** A chain marked undecryptable decrypts again (the old key given back), and this process cleared the mark (once). */
+  onReadable?(r: { connection: string; at: number }): void;
 }
 
 export interface PlatformAuthOptions {
@@ -137,6 +141,8 @@ const LAND_WAIT: Omit<RetryPolicy, 'retries' | 'retryable'> = { baseMs: 100, cap
 
 /** Another process holds the refresh lock (retried until `lockWaitMs`). */
 class LockBusy extends Error {}
+/** A stored token that neither PLATFORM_TOKEN_KEY nor PLATFORM_TOKEN_KEY_PREVIOUS decrypts (decision 0163). */
+class ChainUndecryptable extends PlatformError {}
 /** A landing attempt Redis refused or lost to a concurrent write (retried `saveAttempts` times). */
 class NotLanded extends Error {}
 
@@ -144,6 +150,8 @@ export class PlatformAuth {
   readonly store: PlatformTokenStore;
   private readonly settings: PlatformAuthSettings;
   private readonly seedFingerprint: string | undefined;
+  /** The file token's fingerprint under the key being rotated out (undefined: no rotation). */
+  private readonly previousSeedFingerprint: string | undefined;
   private readonly name: OAuthPlatformKind;
   private seedChecked = false;
   private inflight: Promise<AccessToken> | undefined;
@@ -154,6 +162,7 @@ export class PlatformAuth {
     this.name = options.platform.kind;
     this.store = new PlatformTokenStore(options.redis, options.prefix, this.name, options.connection);
     this.seedFingerprint = options.refreshToken === undefined ? undefined : options.cipher.fingerprint(options.refreshToken.reveal());
+    this.previousSeedFingerprint = options.refreshToken === undefined ? undefined : options.cipher.previousFingerprint(options.refreshToken.reveal());
   }
 
   /**
@@ -161,17 +170,82 @@ export class PlatformAuth {
    * token is used as it is, and only that version triggers a refresh (so a burst of 401s makes one refresh).
    */
   async accessToken(rejected?: number): Promise<AccessToken> {
+    try {
+      return await this.accessTokenOnce(rejected);
+    } catch (err) {
+      if (err instanceof ChainUndecryptable) await this.noteUndecryptable(err.message);
+      throw err;
+    }
+  }
+
+  private async accessTokenOnce(rejected: number | undefined): Promise<AccessToken> {
     if (this.unsaved) {
       const landed = await this.land(this.unsaved);
       if (landed && landed.version !== rejected) return landed;
     }
     const stored = await this.load();
+    if (stored.undecryptable !== undefined) await this.noteReadable(stored);
     const usable = this.usable(stored, rejected);
-    if (usable) return usable;
+    if (usable) return this.underPrevious(stored) ? ((await this.reseal(stored, usable)) ?? usable) : usable;
     this.inflight ??= this.refreshShared(rejected).finally(() => {
       this.inflight = undefined;
     });
     return this.inflight;
+  }
+
+  /**
+   * The chain cannot be decrypted with this worker's keys (PLATFORM_TOKEN_KEY rotated without
+   * PLATFORM_TOKEN_KEY_PREVIOUS, or another key): marked in Redis, so status says needs_reconnect, and told once
+   * (the process whose mark landed calls onUndecryptable). Never throws: the run fails with the decryption's error.
+   */
+  private async noteUndecryptable(reason: string): Promise<void> {
+    const at = Date.now();
+    try {
+      if (await this.store.markUndecryptable({ at, reason })) {
+        this.options.logger?.error({ connection: this.options.connection }, `${this.name}: the stored token chain cannot be decrypted with PLATFORM_TOKEN_KEY or PLATFORM_TOKEN_KEY_PREVIOUS; marked needs_reconnect`);
+        this.options.hooks?.onUndecryptable?.({ connection: this.options.connection, at, reason });
+      }
+    } catch (err) {
+      this.options.logger?.warn({ connection: this.options.connection, reason: errorName(err) }, `${this.name}: could not mark the token chain undecryptable`);
+    }
+  }
+
+  /** A chain marked undecryptable: when its refresh token decrypts now (the old key given back), the mark goes, told once. */
+  private async noteReadable(stored: StoredTokens): Promise<void> {
+    if (this.options.cipher.openedBy(stored.state.cur, this.options.platform.context(this.options.connection, 'refresh')) === undefined) return;
+    if (await this.store.clearUndecryptable()) {
+      this.options.logger?.info({ connection: this.options.connection }, `${this.name}: the token chain decrypts again; its needs_reconnect mark is cleared`);
+      this.options.hooks?.onReadable?.({ connection: this.options.connection, at: Date.now() });
+    }
+  }
+
+  /** Whether any token of the chain is sealed under the key being rotated out (PLATFORM_TOKEN_KEY_PREVIOUS). */
+  private underPrevious(stored: StoredTokens): boolean {
+    const { cipher, platform, connection } = this.options;
+    if (!cipher.rotating) return false;
+    const s = stored.state;
+    const by = (box: string | undefined, kind: 'refresh' | 'access'): boolean => box !== undefined && cipher.openedBy(box, platform.context(connection, kind)) === 'previous';
+    return by(s.cur, 'refresh') || by(s.prev, 'refresh') || by(s.access, 'access');
+  }
+
+  /**
+   * Seals the chain again under PLATFORM_TOKEN_KEY (its tokens unchanged, no platform call), if its refresh lock is
+   * free and nobody wrote meanwhile; else it is left for the next use. `usable`'s access token, with the new version.
+   */
+  private async reseal(stored: StoredTokens, usable: AccessToken): Promise<AccessToken | undefined> {
+    const lock = new RedisLock(this.options.redis, this.store.lockKey, this.settings.lockTtlMs);
+    if (!(await lock.acquire())) return undefined;
+    try {
+      const s = stored.state;
+      const again = (box: string, kind: 'refresh' | 'access'): string => this.encrypt(this.decrypt(box, kind), kind);
+      const next: StoredState = { ...s, cur: again(s.cur, 'refresh'), ...(s.prev !== undefined ? { prev: again(s.prev, 'refresh') } : {}), ...(s.access !== undefined ? { access: again(s.access, 'access') } : {}) };
+      const written = await this.store.commit(stored.version, lock.owner, next);
+      if (!written.ok) return undefined;
+      this.options.logger?.info({ connection: this.options.connection, version: written.version }, `${this.name}: token chain sealed again under PLATFORM_TOKEN_KEY (it was under PLATFORM_TOKEN_KEY_PREVIOUS)`);
+      return { token: usable.token, version: written.version };
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
   }
 
   private usable(stored: StoredTokens, rejected: number | undefined): AccessToken | undefined {
@@ -192,7 +266,7 @@ export class PlatformAuth {
     }
     if (stored === undefined || (stored.seed !== this.seedFingerprint && !this.seedChecked)) {
       const initial: StoredState = { cur: this.encrypt(fromFile.reveal(), 'refresh'), rotations: 0 };
-      const outcome = await this.store.seed(this.seedFingerprint, initial);
+      const outcome = await this.store.seed(this.seedFingerprint, initial, this.previousSeedFingerprint);
       this.seedChecked = true;
       if (outcome === 2) this.options.logger?.warn({ connection: this.options.connection }, `${this.name}: a new refresh token in the tenants file restarted the token chain`);
       stored = await this.read();
@@ -439,7 +513,7 @@ export class PlatformAuth {
       'PLATFORM_AUTH_FAILED',
       `${this.name}: the connection to ${this.options.platform.connectionName} ${this.options.connection} was revoked or has expired (the token endpoint answered ${detail}). ` +
         `Reconnect the app ${this.options.platform.reconnectWhere}, then put the new refresh token in the tenants file (platform.refreshToken); ` +
-        'syncs resume with it without a restart. Or send the customer a new connect link (collections-sync connect link --tenant <id>).',
+        'syncs resume with it without a restart. Or send the customer a reconnect link (collections-sync connect link --tenant <id> --reconnect).',
       false,
     );
   }
@@ -452,9 +526,10 @@ export class PlatformAuth {
     try {
       return this.options.cipher.decrypt(box, this.options.platform.context(this.options.connection, kind));
     } catch (err) {
-      throw new PlatformError(
+      throw new ChainUndecryptable(
         'PLATFORM_AUTH_FAILED',
-        `${this.name}: the stored ${kind} token cannot be decrypted with PLATFORM_TOKEN_KEY (was the key changed?): restore the key, or reconnect and put a new refresh token in the tenants file`,
+        `${this.name}: the stored ${kind} token cannot be decrypted with PLATFORM_TOKEN_KEY${this.options.cipher.rotating ? ' or PLATFORM_TOKEN_KEY_PREVIOUS' : ''} (was the key changed?): ` +
+          'give the key it was sealed with as PLATFORM_TOKEN_KEY_PREVIOUS (docs/security.md), or send a reconnect link (collections-sync connect link --tenant <id> --reconnect)',
         false,
         { cause: err },
       );

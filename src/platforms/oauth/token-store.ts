@@ -2,8 +2,9 @@
  * Where a platform connection's tokens live (a Xero organisation, a QuickBooks company): one Redis hash per
  * connection (`<base>:<platform>:{<connection>}:oauth`, the owner its hash tag: src/redis/keys.ts), with
  * fields `v` (the version, raised by every write), `seed` (the fingerprint of the tenants file's refresh token the
- * chain started from), `seen` (fingerprints of every seed so far) and `state` (JSON; tokens encrypted, see
- * cipher.ts). Every write is one Lua script: a rotation is committed only while its writer still holds the
+ * chain started from), `seen` (fingerprints of every seed so far), `state` (JSON; tokens encrypted, see
+ * cipher.ts) and `undecryptable` (set once when a process found the state sealed under another key than it has:
+ * decision 0163; every write of a state clears it). Every write is one Lua script: a rotation is committed only while its writer still holds the
  * refresh lock and the version is the one it read (a fence against stale writers); a rotation whose lock was lost
  * can still be landed on the version it read (`commitAt`, for platforms that refuse the old refresh token once its
  * successor exists). The raw tokens never reach Redis.
@@ -37,11 +38,17 @@ export interface StoredTokens {
   version: number;
   seed: string;
   state: StoredState;
+  /** Found sealed under a key this worker does not have (when, and what was told). */
+  undecryptable?: UndecryptableMark;
 }
+
+const markSchema = z.object({ at: z.number(), reason: z.string() });
+export type UndecryptableMark = z.infer<typeof markSchema>;
 
 const SEED = new LuaScript('platforms/oauth/lua/tokens-seed', { numKeys: 1 });
 const COMMIT = new LuaScript('platforms/oauth/lua/tokens-commit', { numKeys: 2 });
 const CONNECT = new LuaScript('platforms/oauth/lua/tokens-connect', { numKeys: 2 });
+const MARK = new LuaScript('platforms/oauth/lua/tokens-mark', { numKeys: 1 });
 
 /** The platforms whose tokens are kept: the first word of their keys. */
 export type OAuthPlatformKind = 'xero' | 'quickbooks';
@@ -64,7 +71,7 @@ export class PlatformTokenStore {
 
   /** The stored tokens; undefined when none; throws when the stored value is not ours (corrupt). */
   async read(): Promise<StoredTokens | undefined> {
-    const [v, seed, state] = await this.redis.hmget(this.key, 'v', 'seed', 'state');
+    const [v, seed, state, mark] = await this.redis.hmget(this.key, 'v', 'seed', 'state', 'undecryptable');
     if (v == null || seed == null || state == null) return undefined;
     let raw: unknown;
     try {
@@ -74,13 +81,27 @@ export class PlatformTokenStore {
     }
     const parsed = storedStateSchema.safeParse(raw);
     if (!parsed.success) throw new Error(`the stored ${this.platform} token state at ${this.key} is not readable`);
-    return { version: Number(v), seed, state: parsed.data };
+    const undecryptable = mark == null ? undefined : parseMark(mark);
+    return { version: Number(v), seed, state: parsed.data, ...(undecryptable ? { undecryptable } : {}) };
   }
 
-  /** 0: already seeded from this (or an older) token; 1: first seed; 2: a new token restarted the chain. */
-  async seed(fingerprint: string, state: StoredState): Promise<0 | 1 | 2> {
-    const r = await SEED.run(this.redis, [this.key], [fingerprint, JSON.stringify(state)]);
+  /**
+   * 0: already seeded from this (or an older) token; 1: first seed; 2: a new token restarted the chain. `previous`:
+   * the token's fingerprint under the key being rotated out, which counts as this one (and is replaced by it).
+   */
+  async seed(fingerprint: string, state: StoredState, previous?: string): Promise<0 | 1 | 2> {
+    const r = await SEED.run(this.redis, [this.key], [fingerprint, JSON.stringify(state), previous ?? '']);
     return r === 1 ? 1 : r === 2 ? 2 : 0;
+  }
+
+  /** Marks the chain undecryptable: true only for the first caller (who tells), false when marked already or gone. */
+  async markUndecryptable(mark: UndecryptableMark): Promise<boolean> {
+    return Number(await MARK.run(this.redis, [this.key], [JSON.stringify(mark)])) === 1;
+  }
+
+  /** Clears the mark (the chain decrypts again): true only for the caller that cleared it. */
+  async clearUndecryptable(): Promise<boolean> {
+    return (await this.redis.hdel(this.key, 'undecryptable')) === 1;
   }
 
   /** Commits `state` as version `expected + 1` if `owner` holds the lock and nobody wrote since `expected`. */
@@ -124,5 +145,14 @@ export class PlatformTokenStore {
 export class XeroTokenStore extends PlatformTokenStore {
   constructor(redis: Redis, prefix: string, connection: string) {
     super(redis, prefix, 'xero', connection);
+  }
+}
+
+function parseMark(text: string): UndecryptableMark | undefined {
+  try {
+    const r = markSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -9,4 +9,5 @@ if ARGV[3] ~= '' then list = list .. ' ' .. ARGV[3] end
 if seen ~= '' then list = list .. ' ' .. seen end
 if string.len(list) > 4000 then list = string.sub(list, 1, 4000) end
 redis.call('HSET', KEYS[1], 'v', tostring(v + 1), 'seed', ARGV[2], 'seen', list, 'state', ARGV[4])
+redis.call('HDEL', KEYS[1], 'undecryptable')
 return v + 1
