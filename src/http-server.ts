@@ -23,7 +23,11 @@ export interface Listening {
 
 /** The bounds of one server's connections. */
 export interface ServerLimits {
-  /** The whole request, headers and body, must arrive within this (and a handler's body deadline is this too). */
+  /**
+   * A request's body must arrive within this after its headers: a handler's body deadline. Node's own request timeout
+   * (headers and body, from the request's first byte) is this plus `headersTimeoutMs`: a backstop that never fires
+   * before a handler's deadline, so a stalled body gets the handler's answer (its 401 or 408), not a race of the two.
+   */
   requestTimeoutMs: number;
   /** The headers must arrive within this (at most requestTimeoutMs). */
   headersTimeoutMs: number;
@@ -41,8 +45,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = { requestTimeoutMs: 10_000, h
 const CLOSE_GRACE_MS = 1_000;
 
 export function createBoundedServer(handler: (req: IncomingMessage, res: ServerResponse) => void, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
-  const requestTimeout = limits.requestTimeoutMs;
-  const headersTimeout = Math.min(limits.headersTimeoutMs, requestTimeout);
+  const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
+  const requestTimeout = limits.requestTimeoutMs + headersTimeout;
   const server = createServer({ requestTimeout, headersTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))) }, (req, res) => {
     res.once('finish', () => {
       if (req.complete) return;
