@@ -17,6 +17,10 @@
  *
  * The pool also keeps what a stalled run's report needs (`snapshot`): the slots held and since when, at which stage
  * (waiting for a token lease, or sent and waiting for the answer), the takes waiting and the pause.
+ *
+ * One reading of the clock decides both whether a take may start and whether a pause still holds (issue 35): a pause's
+ * timer may fire a millisecond before the pause's end by `Date.now()`; reading the clock twice (paused: no start;
+ * then, a tick later, not paused: no timer) left every waiter stranded once no request was in flight to wake them.
  */
 import type { RequestSlots, SlotOutcome } from '../../src/collections/slots.js';
 
@@ -80,6 +84,8 @@ export class Pool implements RequestSlots {
     /** The most requests in flight at once (the tenant's in-flight limit or SYNC_CONCURRENCY). */
     readonly limit: number,
     private readonly events: PoolEvents = {},
+    /** The clock (ms); tests pass one they move by hand. */
+    private readonly clock: () => number = Date.now,
   ) {
     this.allowedNow = limit;
   }
@@ -96,13 +102,14 @@ export class Pool implements RequestSlots {
 
   take(signal: AbortSignal | undefined, again: boolean): Promise<number> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    if (this.waiters.length === 0 && this.canStart()) return Promise.resolve(this.hand());
+    const now = this.clock();
+    if (this.waiters.length === 0 && this.canStart(now)) return Promise.resolve(this.hand(now));
     return new Promise<number>((resolve, reject) => {
-      const w: Waiter = { resolve, reject, signal, since: Date.now() };
+      const w: Waiter = { resolve, reject, signal, since: now };
       if (again) this.waiters.unshift(w);
       else this.waiters.push(w);
       if (signal) this.follow(signal);
-      this.schedule();
+      this.schedule(now);
     });
   }
 
@@ -129,7 +136,7 @@ export class Pool implements RequestSlots {
         this.fine = 0;
       }
       const pauseMs = this.recentOverloaded >= MOST ? Math.min(MAX_PAUSE_MS, outcome.retryAfterMs ?? 0) : 0;
-      const now = Date.now();
+      const now = this.clock();
       // A pause begins (none held), or one under way is drawn out by a later Retry-After.
       const began = pauseMs > 0 && this.pausedUntil <= now;
       if (pauseMs > 0) this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
@@ -140,7 +147,7 @@ export class Pool implements RequestSlots {
     this.pump();
   }
 
-  snapshot(now = Date.now()): PoolSnapshot {
+  snapshot(now = this.clock()): PoolSnapshot {
     let token = 0;
     let oldestHeld = now;
     for (const h of this.held.values()) {
@@ -158,30 +165,32 @@ export class Pool implements RequestSlots {
     };
   }
 
-  private hand(): number {
+  private hand(now: number): number {
     this.taken += 1;
-    this.held.set(this.taken, { at: Date.now(), stage: 'token' });
+    this.held.set(this.taken, { at: now, stage: 'token' });
     return this.taken;
   }
 
-  private canStart(): boolean {
-    return this.held.size < this.allowedNow && (this.pausedUntil === 0 || Date.now() >= this.pausedUntil);
+  private canStart(now: number): boolean {
+    return this.held.size < this.allowedNow && now >= this.pausedUntil;
   }
 
-  /** Lets waiters go while slots are free and no pause holds; a pause wakes them at its end. */
-  private pump(): void {
-    while (this.waiters.length > 0 && this.canStart()) this.waiters.shift()!.resolve(this.hand());
-    this.schedule();
+  /** Lets waiters go while slots are free and no pause holds; a pause wakes them at its end. One clock reading. */
+  private pump(now = this.clock()): void {
+    while (this.waiters.length > 0 && this.canStart(now)) this.waiters.shift()!.resolve(this.hand(now));
+    this.schedule(now);
   }
 
-  private schedule(): void {
-    if (this.waiters.length === 0 || this.pauseTimer !== undefined) return;
-    const wait = this.pausedUntil - Date.now();
-    if (wait <= 0) return;
+  /**
+   * Waiters held by a pause get a timer for its end (by the same reading of the clock that found them held); waiters
+   * held by busy slots need none (a slot given back pumps).
+   */
+  private schedule(now: number): void {
+    if (this.waiters.length === 0 || this.pauseTimer !== undefined || now >= this.pausedUntil) return;
     this.pauseTimer = setTimeout(() => {
       this.pauseTimer = undefined;
       this.pump();
-    }, wait);
+    }, this.pausedUntil - now);
   }
 
   private remember(overloaded: boolean): void {

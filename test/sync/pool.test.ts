@@ -155,6 +155,36 @@ describe('the request pool adapts to the service', () => {
     expect(pool.snapshot().held).toEqual({ token: 0, sent: 0, oldestMs: 0 });
   });
 
+  it('wakes its waiters when a pause ends although its timer fires a tick early and nothing is in flight (issue 35: the run that stalled for good)', async () => {
+    vi.useFakeTimers();
+    // A clock moved by hand; with `drift`, every reading moves it a millisecond on (time passing between two readings).
+    let t = 1_000_000;
+    let drift = false;
+    const clock = (): number => {
+      const now = t;
+      if (drift) t += 1;
+      return now;
+    };
+    const pool = new Pool(4, {}, clock);
+    await answer(pool, 16, ANSWERED);
+    await answer(pool, 16, tooMany(100));
+    // The 17th refused of the last 32: a pause of 100 ms, with no request in flight.
+    pool.give(await pool.take(undefined, false), tooMany(100));
+    const pausedUntil = t + 100;
+    expect(pool.snapshot().pausedForMs).toBe(100);
+    const held = pool.take(undefined, false);
+    // The timer fires when this process's clock reads a millisecond before the pause's end (Node fires timers by
+    // libuv's loop time; Date.now() may still be a millisecond short), and the clock moves on as it is read.
+    t = pausedUntil - 1;
+    drift = true;
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(await settledYet(held), 'the waiter was let go at the end of the pause').toBe(true);
+    drift = false;
+    pool.give(await held, ANSWERED);
+    expect(pool.running).toBe(0);
+  });
+
   it('rejects a take waiting out a pause when its signal aborts', async () => {
     vi.useFakeTimers();
     const pool = new Pool(4);
