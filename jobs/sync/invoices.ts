@@ -126,28 +126,37 @@ async function upsert(ctx: RunContext, body: InvoiceUpsert): Promise<string> {
 /**
  * Invoices that waited for their contact: pushed now if the contact has an id-map entry, dead-lettered once
  * they have waited longer than the bound, left waiting otherwise. Contacts the platform's listings held back
- * (not customers there) are asked for by id first and pushed as customers: a receivable invoice makes them one.
+ * (not customers there) are asked for by id first and pushed as customers: a receivable invoice makes them one (a
+ * voided or deleted one does not: nothing is owed). A voided or deleted invoice whose contact never came is let go at
+ * the bound without a dead letter (skipped: nothing to collect, nothing to stop; decision 157).
  */
 export async function drainPending(ctx: RunContext): Promise<void> {
   const { stores, settings } = ctx.services;
   const waiting = await stores.pending.list(ctx.tenant);
   if (waiting.length === 0) return;
+  const parsed = waiting.map((w) => ({ w, rec: invoiceRecordSchema.safeParse(w.record) }));
+  const stopped = (rec: InvoiceRecord): boolean => rec.status === 'VOIDED' || rec.deleted;
   const contactIds = [...new Set(waiting.map((w) => w.waitingFor))];
   let contactStates = await stores.records.getMany(ctx.tenant, 'contacts', contactIds);
-  const unmapped = contactIds.filter((id) => contactStates.get(id)?.uuid === undefined);
+  const owed = new Set(parsed.flatMap(({ w, rec }) => (rec.success && !stopped(rec.data) ? [w.waitingFor] : [])));
+  const unmapped = contactIds.filter((id) => owed.has(id) && contactStates.get(id)?.uuid === undefined);
   if (unmapped.length > 0 && (await pushHeldBackContacts(ctx, unmapped))) {
     contactStates = await stores.records.getMany(ctx.tenant, 'contacts', contactIds);
   }
   const ready: InvoiceRecord[] = [];
   const expired: string[] = [];
-  for (const w of waiting) {
-    const parsed = invoiceRecordSchema.safeParse(w.record);
-    if (!parsed.success) {
+  for (const { w, rec } of parsed) {
+    if (!rec.success) {
       expired.push(w.id);
       continue;
     }
-    if (contactStates.get(w.waitingFor)?.uuid !== undefined) ready.push(parsed.data);
+    if (contactStates.get(w.waitingFor)?.uuid !== undefined) ready.push(rec.data);
     else if (Date.now() - w.firstSeenAt >= settings.pendingMaxWaitMs) {
+      expired.push(w.id);
+      if (stopped(rec.data)) {
+        ctx.count('invoices', 'skipped');
+        continue;
+      }
       await deadLetter(
         ctx,
         'invoices',
@@ -156,7 +165,6 @@ export async function drainPending(ctx: RunContext): Promise<void> {
         'CONTACT_NOT_MAPPED',
         w.record,
       );
-      expired.push(w.id);
     }
   }
   if (expired.length > 0) await stores.pending.remove(ctx.tenant, expired);

@@ -75,7 +75,7 @@ export type InvoiceDecision =
   | Create<InvoiceUpsert>
   | Update<InvoiceUpsert>
   | Unchanged<InvoiceUpsert>
-  | MapperSkip<'draft' | 'stopped'>
+  | MapperSkip<'draft'>
   | Pending
   | DeadLetter;
 
@@ -118,8 +118,8 @@ export function decideContact(rec: ContactRecord, known: IdMapEntry | undefined)
 export function decideInvoice(rec: InvoiceRecord, { known, contactUuid, paymentsTotal }: InvoiceState): InvoiceDecision {
   if (contactUuid === undefined) {
     if (rec.status === 'DRAFT') return { kind: 'skip', reason: 'draft' };
-    // Voided or deleted before it was ever pushed: there is nothing to stop.
-    if ((rec.status === 'VOIDED' || rec.deleted) && known?.uuid === undefined) return { kind: 'skip', reason: 'stopped' };
+    // Voided or deleted ones wait too (decision 157): pushed (stopped) once their contact is in the service, as they
+    // are when it already is, so what reaches the service never depends on when a contact's create settled.
     return { kind: 'pending', waitingFor: rec.contactId };
   }
   const built = buildInvoiceBody(rec, {

@@ -146,11 +146,11 @@ describe('decideInvoice', () => {
     expect(decideInvoice(invoice({ status: 'VOIDED' }), { known: { uuid: INVOICE, hash: 'h' } })).toEqual({ kind: 'pending', waitingFor: 'C-1' });
   });
 
-  it('skips drafts whatever the contact, and voided or deleted invoices never pushed while the contact is unknown', () => {
+  it('skips drafts whatever the contact; a voided or deleted invoice never pushed waits for its contact like any other (decision 157)', () => {
     expect(decideInvoice(invoice({ status: 'DRAFT' }), {})).toEqual({ kind: 'skip', reason: 'draft' });
     expect(decideInvoice(invoice({ status: 'DRAFT' }), { contactUuid: CONTACT })).toEqual({ kind: 'skip', reason: 'draft' });
-    expect(decideInvoice(invoice({ status: 'VOIDED' }), {})).toEqual({ kind: 'skip', reason: 'stopped' });
-    expect(decideInvoice(invoice({ deleted: true }), {})).toEqual({ kind: 'skip', reason: 'stopped' });
+    expect(decideInvoice(invoice({ status: 'VOIDED' }), {})).toEqual({ kind: 'pending', waitingFor: 'C-1' });
+    expect(decideInvoice(invoice({ deleted: true }), {})).toEqual({ kind: 'pending', waitingFor: 'C-1' });
     // With its contact known, a voided invoice is pushed (stopped), as the mapper says.
     expect(decideInvoice(invoice({ status: 'VOIDED' }), { contactUuid: CONTACT })).toMatchObject({ kind: 'create', body: { outstandingAmount: 0, remindersEnabled: false } });
   });

@@ -37,6 +37,7 @@ describe('bad records are reported with their place and reason; the rest lands',
         invoice('I4', 'C6', { dueDate: '2026-13-45' }),
         invoice('I5', 'C6'),
         invoice('I6', 'C7', { updatedAt: '2026-10-01T00:00:00Z' }),
+        invoice('I7', 'GONE', { status: 'VOIDED' }),
       ].join('\n') + '\n',
     );
     rig = await startRig({ redisUrl: redis.url, tenants: [{ id: 'acme', platform: { kind: 'file', path: folder } }], env: { PENDING_MAX_WAIT_S: '0' } });
@@ -61,6 +62,10 @@ describe('bad records are reported with their place and reason; the rest lands',
     const orphan = find((d) => d.entity === 'invoices' && d.platformId === 'I2');
     expect(orphan?.code).toBe('CONTACT_NOT_MAPPED');
     expect(orphan?.reason).toMatch(/NOPE/);
+    // A voided invoice whose contact never comes waits like any other, then is let go: nothing to collect or stop.
+    expect(find((d) => d.platformId === 'I7')).toBeUndefined();
+    expect(run.counts['invoices.skipped']).toBeGreaterThanOrEqual(1);
+    expect(await rig.app.stores.pending.list('acme')).toEqual([]);
     expect(letters).toHaveLength(7);
 
     const stored = rig.sim.data('client-acme');

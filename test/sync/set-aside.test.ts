@@ -68,3 +68,23 @@ describe('a record whose write stays unsettled is set aside, not a run failure',
     expect(stored.invoices).toHaveLength(s.data.invoices.filter((i) => i.status !== 'DRAFT').length);
   });
 });
+
+describe('a voided invoice whose contact is set aside', () => {
+  const s = useSampleRig({ contacts: 40, seed: 5, tenants: ['gamma'], env: { SYNC_CONCURRENCY: '4', SYNC_PAGE_SIZE: '10' }, logLevel: 'warn' });
+
+  it('reaches the service in the same run once its contact does, as it would have with its contact there at once', async () => {
+    const voided = s.data.invoices.find((i) => i.status === 'VOIDED' && i.contactId === 'C000012');
+    expect(voided, 'the sample has a voided invoice of C000012').toBeDefined();
+    // Every attempt of the contact's create in the run is answered 503 (before processing): set aside, its invoices
+    // wait; the create at the end of the run goes through. Before decision 157 the voided invoice was skipped as
+    // "nothing to stop" while its contact had no uuid, and the run succeeded without it in the service.
+    s.rig.sim.setFaults({ script: [{ route: 'POST /contact', fault: '503', count: 5, matching: '"extPlatformId":"C000012"' }] });
+    const run = await s.rig.sync('gamma', 'full');
+    expect(run.outcome).toBe('succeeded');
+    expect(run.counts['contacts.setAside']).toBe(1);
+    expect(run.counts['invoices.pending']).toBe(0);
+    const stored = s.rig.sim.data('client-gamma');
+    expect(stored.invoices.find((i) => i.extPlatformId === voided!.id)).toMatchObject({ outstandingAmount: 0, remindersEnabled: false });
+    expect(stored.invoices).toHaveLength(s.data.invoices.filter((i) => i.status !== 'DRAFT').length);
+  });
+});
