@@ -29,7 +29,7 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
     },
   },
-  rooms(['src/config/**'], ['**/collections/**', '**/auth/**', '**/platforms/**', '**/mapping/**', '**/state/**', '**/jobs/**', '**/queues/**', 'bullmq', 'undici'], 'config reads the environment and the tenants file only'),
+  rooms(['src/config/**'], ['**/collections/**', '**/auth/**', '**/platforms/**', '!**/platforms/registry*', '**/mapping/**', '**/state/**', '**/jobs/**', '**/queues/**', 'bullmq', 'undici'], 'config reads the environment and the tenants file only'),
   rooms(['src/collections/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the collections client knows nothing of platforms, mapping, state, auth or queues'),
   rooms(['src/mapping/**'], ['**/state/**', '**/auth/**', '**/platforms/*/**', '**/jobs/**', '**/queues/**', '**/collections/client*', '**/collections/http*', 'bullmq', 'ioredis', 'undici', 'node:fs', 'node:fs/*', 'node:net', 'node:http'], 'mapping is pure: no I/O'),
   rooms(['src/platforms/**'], ['**/collections/**', '**/state/**', '**/auth/**', '**/mapping/**', '**/jobs/**', '**/queues/**'], 'adapters know nothing of the service, state or auth'),
@@ -101,12 +101,12 @@ export default tseslint.config(
   ),
   rooms(
     ['src/api/**'],
-    ['**/jobs/**', '**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/**', '**/sync/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/ops/**', '**/app.js', '**/worker.js', 'undici'],
+    ['**/jobs/**', '**/platforms/**', '!**/platforms/registry*', '**/mapping/**', '**/auth/**', '**/collections/**', '**/sync/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/ops/**', '**/app.js', '**/worker.js', 'undici'],
     'the control API authenticates, validates and calls the producers and stores the CLI calls; it runs no sync, reads no platform and sends nothing',
   ),
   rooms(
     ['src/notify/**'],
-    ['**/jobs/**', '**/queues/**', '**/state/**', '**/platforms/**', '**/mapping/**', '**/auth/**', '**/collections/**', '**/calls/**', '**/sync/**', '**/connect/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', 'bullmq', 'ioredis'],
+    ['**/jobs/**', '**/queues/**', '**/state/**', '**/platforms/**', '!**/platforms/registry*', '**/mapping/**', '**/auth/**', '**/collections/**', '**/calls/**', '**/sync/**', '**/connect/**', '**/webhooks/**', '**/cli/**', '**/demo/**', '**/simulator/**', '**/app.js', '**/worker.js', 'bullmq', 'ioredis'],
     'notify makes events, signs and sends one attempt; queueing is src/queues, the job jobs/notify.ts, the record src/state',
   ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { requestToken } from '../../src/collections/token.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { writeDataSet } from '../data.js';
 import type { RunRecord } from '../../src/state/index.js';
 import { assertSucceeded, clientIdOf, deploy, measure, runMs, type Bench, type Measured } from '../harness.js';

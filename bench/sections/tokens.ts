@@ -10,7 +10,7 @@ import { CollectionsClient } from '../../src/collections/client.js';
 import { FixedTokenProvider } from '../../src/collections/static-token-provider.js';
 import { requestToken } from '../../src/collections/token.js';
 import { loadEnv } from '../../src/config/env.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { parseTenants } from '../../src/config/tenants.js';
 import { createLogger } from '../../src/logger.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';

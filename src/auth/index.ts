@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TokenProvider } from '../collections/token-provider.js';
 import { requestToken } from '../collections/token.js';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import type { Logger } from '../logger.js';
 import { nodesOf } from '../redis/connection.js';
 import { authClientKey, authClientOfKey, authKeysPattern, secretFingerprint } from './keys.js';

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import { clientDigest, clientKey, clientKeysPattern, clientOfKey } from '../redis/keys.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import type { Logger } from '../logger.js';
 import { RedisLock } from '../redis/lock.js';
 import { isCredentialsRejected } from './errors.js';

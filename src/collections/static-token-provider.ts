@@ -4,7 +4,7 @@
  * requests in flight in other processes.
  */
 import type { Dispatcher } from 'undici';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import { requestToken } from './token.js';
 import type { AuthRejectReason, TokenLease, TokenProvider } from './token-provider.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import { AmbiguousError, BadResponseError, CollectionsError, TransientError, ValidationError } from './errors.js';
 import { createAgent, send, type HttpResponse } from './http.js';
 import { errorFromResponse } from './responses.js';

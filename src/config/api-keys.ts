@@ -9,7 +9,7 @@
  * (estimatedKeyBits below, at least API_KEY_MIN_BITS). Names and keys are unique. A problem names the entry by its
  * number (and its name once that parsed), never by its key.
  */
-import { Secret } from './secret.js';
+import { Secret } from '../secret.js';
 
 export const API_KEY_MIN_CHARS = 32;
 /**

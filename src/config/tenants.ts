@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as CronParser from 'cron-parser';
@@ -6,9 +5,10 @@ import { z } from 'zod';
 import { parseJsonBounded } from '../json-bounded.js';
 import { durationMs } from './duration.js';
 import { ConfigError, envSchema } from './env.js';
-import { isUnder, realPathOf } from './file-root.js';
 import { formatIssues } from './issues.js';
-import { Secret } from './secret.js';
+import { moduleOf, PLATFORMS, type PlatformConfig } from '../platforms/registry.js';
+import { Secret, secretField } from '../secret.js';
+import { isLoopbackHost, secretSafeUrl } from '../urls.js';
 import { readVariable } from './secret-files.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from './webhook-secret.js';
 
@@ -17,85 +17,16 @@ export const tenantIdSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, _ and -, starting with a letter, at most 63');
 
-const secret = z.string().min(1, 'must not be empty').transform((v) => new Secret(v));
-const httpUrl = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/$/, ''));
-
-/** Whether `hostname` (as URL gives it) is this machine: 127.0.0.0/8, ::1 or localhost. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
+const secret = secretField;
 
 /**
- * A platform's address (apiUrl, tokenUrl), and a tenant's collections address (baseUrl, authUrl): https://, or http://
- * to this machine only (a test double, a local proxy). Each receives a client secret and tokens, so plain http to
- * another host is refused at load (decisions 0119, 0175).
+ * A tenant's `platform` object: the schema of its kind's module (src/platforms/registry.ts lists every platform; each
+ * module's config is in its folder).
  */
-const platformUrl = httpUrl.refine((u) => u.startsWith('https://') || isLoopbackHost(new URL(u).hostname), 'must be https:// (http:// only to 127.0.0.0/8, ::1 or localhost)');
-
-const filePlatform = z.strictObject({ kind: z.literal('file'), path: z.string().min(1) });
-const memoryPlatform = z.strictObject({ kind: z.literal('memory'), name: z.string().min(1).default('default') });
-/** Scopes asked for by a connect link (docs/connecting.md): a space-separated list, or a list of strings. */
-const scopes = (def: readonly string[]) =>
-  z
-    .union([z.string().min(1), z.array(z.string().regex(/^\S+$/, 'one scope, no spaces')).min(1)])
-    .transform((v) => (typeof v === 'string' ? v.trim().split(/\s+/) : v))
-    .default([...def]);
-
-/**
- * Xero's default scopes for a connect link: granular read-only accounting scopes (apps made since 2026-03-02 may not
- * ask for accounting.transactions) and offline_access, which is what yields a refresh token.
- */
-export const XERO_DEFAULT_SCOPES = ['offline_access', 'accounting.contacts.read', 'accounting.invoices.read', 'accounting.payments.read'] as const;
-export const QUICKBOOKS_DEFAULT_SCOPES = ['com.intuit.quickbooks.accounting'] as const;
-
-const xeroPlatform = z.strictObject({
-  kind: z.literal('xero'),
-  clientId: z.string().min(1),
-  clientSecret: secret,
-  /** Optional: without it the tenant waits for a connect link (docs/connecting.md); given, it seeds the token chain. */
-  refreshToken: secret.optional(),
-  /** The organisation; optional: a connect link binds it (and refuses a grant without it when given). */
-  xeroTenantId: z.string().min(1).optional(),
-  apiUrl: platformUrl.default('https://api.xero.com/api.xro/2.0'),
-  tokenUrl: platformUrl.default('https://identity.xero.com/connect/token'),
-  authorizeUrl: platformUrl.default('https://login.xero.com/identity/connect/authorize'),
-  /** `GET` lists the organisations of a grant; `DELETE /{id}` disconnects one (connect revoke). */
-  connectionsUrl: platformUrl.default('https://api.xero.com/connections'),
-  scopes: scopes(XERO_DEFAULT_SCOPES),
-});
-
-/** QuickBooks Online's API address for each environment (Intuit's development keys reach only the sandbox). */
-export const QUICKBOOKS_API_URLS = {
-  production: 'https://quickbooks.api.intuit.com',
-  sandbox: 'https://sandbox-quickbooks.api.intuit.com',
-} as const;
-
-const quickBooksPlatform = z
-  .strictObject({
-    kind: z.literal('quickbooks'),
-    clientId: z.string().min(1),
-    clientSecret: secret,
-    /** Optional: without it the tenant waits for a connect link (docs/connecting.md); given, it seeds the token chain. */
-    refreshToken: secret.optional(),
-    /**
-     * The company (Intuit's realm id, a number as text), whose token chain and limits this tenant has. Optional: a
-     * connect link binds the company the customer picks (and refuses another one when given).
-     */
-    realmId: z.string().regex(/^[0-9]{1,32}$/, 'the company id Intuit calls realmId: digits only').optional(),
-    environment: z.enum(['production', 'sandbox']),
-    /** Without the /v3 path; the default follows `environment`. */
-    apiUrl: platformUrl.optional(),
-    tokenUrl: platformUrl.default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
-    authorizeUrl: platformUrl.default('https://appcenter.intuit.com/connect/oauth2'),
-    revokeUrl: platformUrl.default('https://developer.api.intuit.com/v2/oauth2/tokens/revoke'),
-    scopes: scopes(QUICKBOOKS_DEFAULT_SCOPES),
-    /** The app's webhooks verifier token, which signs change notifications (intuit-signature). */
-    webhookVerifierToken: secret.optional(),
-  })
-  .transform(({ apiUrl, ...p }) => ({ ...p, apiUrl: apiUrl ?? QUICKBOOKS_API_URLS[p.environment] }));
-
-export const platformSchema = z.discriminatedUnion('kind', [filePlatform, memoryPlatform, xeroPlatform, quickBooksPlatform]);
+export const platformSchema = z.discriminatedUnion(
+  'kind',
+  PLATFORMS.map((m) => m.config) as unknown as [z.ZodType<PlatformConfig, unknown> & { _zod: { propValues: Record<string, Set<unknown>> } }],
+);
 
 /** Whether `tz` is a time zone this Node knows (IANA names such as `Asia/Riyadh`, or `UTC`). */
 function isTimeZone(tz: string): boolean {
@@ -179,10 +110,10 @@ export const tenantSchema = z.strictObject({
   collections: z.strictObject({
     clientId: z.string().min(1),
     clientSecret: secret,
-    baseUrl: platformUrl
+    baseUrl: secretSafeUrl
       .refine((u) => u.endsWith('/api-service/v1'), 'must end with /api-service/v1')
       .optional(),
-    authUrl: platformUrl.optional(),
+    authUrl: secretSafeUrl.optional(),
   }),
   platform: platformSchema,
   schedule: scheduleSchema.default({ reconcileEvery: 86_400_000 }),
@@ -212,8 +143,9 @@ function duplicateIds(raw: unknown): string[] {
 /**
  * Identities two tenants may not share, checked on the parsed file: one collections client (client id at one auth
  * address) with two secrets, one of which is wrong and goes unnoticed while the other's token works; one platform app
- * (a Xero or QuickBooks client id at one token address) with two secrets, for the same reason; and one Xero
- * organisation or QuickBooks company, whose token chain two tenants would restart for each other (docs/decisions/0030).
+ * (a client id at one token address, as its module names it) with two secrets, for the same reason; and one
+ * connection (a Xero organisation, a QuickBooks company...), whose token chain two tenants would restart for each
+ * other (docs/decisions/0030).
  */
 function sharedIdentities(file: TenantsFile): string[] {
   const out: string[] = [];
@@ -232,29 +164,24 @@ function sharedIdentities(file: TenantsFile): string[] {
       out.push(`  - tenants[${i}] (${t.id}).collections.clientSecret: differs from tenants[${client.index}] (${client.id})'s for the same clientId "${t.collections.clientId}" (one client has one secret; fix the wrong one)`);
     }
     const p = t.platform;
-    if (p.kind !== 'xero' && p.kind !== 'quickbooks') return;
-    const app = sameSecret(apps, `${p.kind} ${p.tokenUrl} ${p.clientId}`, i, t.id, p.clientSecret);
-    if (app) {
-      out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} clientId "${p.clientId}" (one app has one secret; fix the wrong one)`);
+    const ids = moduleOf(p).identities?.(p) ?? {};
+    if (ids.app) {
+      const app = sameSecret(apps, ids.app.key, i, t.id, ids.app.secret);
+      if (app) out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} app (one app has one secret; fix the wrong one)`);
     }
-    const connection = p.kind === 'xero' ? p.xeroTenantId : p.realmId;
     // Not named yet: a connect link binds it (and refuses one another tenant has bound: src/connect).
-    if (connection === undefined) return;
-    const [field, owner, what] =
-      p.kind === 'xero' ? ['xeroTenantId', `xero ${connection}`, 'Xero organisation'] : ['realmId', `quickbooks ${connection}`, 'QuickBooks company (realmId)'];
+    const c = ids.connection;
+    if (c === undefined) return;
+    const owner = `${p.kind} ${c.id}`;
     const first = owners.get(owner);
     if (!first) owners.set(owner, { index: i, id: t.id });
-    else out.push(`  - tenants[${i}] (${t.id}).platform.${field}: the same ${what} as tenants[${first.index}] (${first.id}); one tenant per ${p.kind === 'xero' ? 'organisation' : 'company'} (they would share one token chain)`);
+    else out.push(`  - tenants[${i}] (${t.id}).platform.${c.field}: the same ${c.what} as tenants[${first.index}] (${first.id}); one tenant per connection (they would share one token chain)`);
   });
   return out;
 }
 
 export type TenantConfig = z.infer<typeof tenantSchema>;
-export type PlatformConfig = z.infer<typeof platformSchema>;
-/** A quickbooks tenant's platform config, defaults filled in (apiUrl per environment, tokenUrl). */
-export type QuickBooksTenant = Extract<PlatformConfig, { kind: 'quickbooks' }>;
-/** A xero tenant's platform config, defaults filled in. */
-export type XeroTenant = Extract<PlatformConfig, { kind: 'xero' }>;
+export type { PlatformConfig };
 export type TenantsFile = z.infer<typeof tenantsFileSchema>;
 
 /**
@@ -362,33 +289,21 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
 }
 
 /**
- * What the tenants need of the environment, checked at load like every other setting: a xero or quickbooks tenant
- * needs PLATFORM_TOKEN_KEY (its form is checked with the environment), and a file tenant's folder must be under
- * FILE_PLATFORM_ROOT when it is set. Throws a ConfigError naming each tenant.
+ * What the tenants need of the environment, checked at load like every other setting: an OAuth platform's tenant needs
+ * PLATFORM_TOKEN_KEY (its form is checked with the environment), and what each platform's module checks against the
+ * settings (a file tenant's folder under FILE_PLATFORM_ROOT when it is set). Throws a ConfigError naming each tenant.
  */
 export function checkTenantsNeeds(file: TenantsFile, env: { PLATFORM_TOKEN_KEY?: string | undefined; FILE_PLATFORM_ROOT?: string | undefined }): void {
-  checkFileRoot(file, env.FILE_PLATFORM_ROOT);
+  const checked = new Set(
+    file.tenants.flatMap((t, i) => (moduleOf(t.platform).check?.(t.platform, env) ?? []).map((p) => `  - tenants[${i}] (${t.id}).platform.${p}`)),
+  );
+  if (checked.size > 0) throw new ConfigError(`the tenants file does not fit the settings:\n${[...checked].join('\n')}`);
   if (env.PLATFORM_TOKEN_KEY !== undefined) return;
-  const names = { xero: 'Xero', quickbooks: 'QuickBooks' } as const;
-  const problems = file.tenants.flatMap((t, i) =>
-    t.platform.kind === 'xero' || t.platform.kind === 'quickbooks'
-      ? [`  - tenants[${i}] (${t.id}).platform: a ${t.platform.kind} tenant needs PLATFORM_TOKEN_KEY in the environment (it encrypts the tenant's ${names[t.platform.kind]} tokens at rest; e.g. \`openssl rand -base64 32\`)`]
-      : [],
-  );
+  const problems = file.tenants.flatMap((t, i) => {
+    const m = moduleOf(t.platform);
+    return m.oauth === undefined ? [] : [`  - tenants[${i}] (${t.id}).platform: a ${t.platform.kind} tenant needs PLATFORM_TOKEN_KEY in the environment (it encrypts the tenant's ${m.label} tokens at rest; e.g. \`openssl rand -base64 32\`)`];
+  });
   if (problems.length > 0) throw new ConfigError(`the tenants file needs a setting that is missing:\n${problems.join('\n')}`);
-}
-
-/** Every file tenant's folder is under `root` (real paths: `..` and symbolic links resolved); unset: any folder. */
-function checkFileRoot(file: TenantsFile, root: string | undefined): void {
-  if (root === undefined) return;
-  if (!existsSync(root)) throw new ConfigError(`FILE_PLATFORM_ROOT=${root} does not exist: make the folder, or set FILE_PLATFORM_ROOT to the one holding the file tenants' folders`);
-  const realRoot = realPathOf(root);
-  const problems = file.tenants.flatMap((t, i) =>
-    t.platform.kind === 'file' && !isUnder(realRoot, realPathOf(t.platform.path))
-      ? [`  - tenants[${i}] (${t.id}).platform.path: ${t.platform.path} is outside FILE_PLATFORM_ROOT (${root}), once .. and symbolic links are resolved`]
-      : [],
-  );
-  if (problems.length > 0) throw new ConfigError(`the tenants file names folders outside FILE_PLATFORM_ROOT:\n${problems.join('\n')}`);
 }
 
 export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TenantsFile> {

@@ -1,5 +1,6 @@
 /**
- * Connecting a tenant's Xero organisation or QuickBooks company from a connect link (issue 30, decisions 0140-0142):
+ * Connecting a tenant's OAuth platform (a Xero organisation, a QuickBooks company, ...) from a connect link (issue 30,
+ * decisions 0140-0142), the same for every platform, each platform's module saying what differs (issue 37):
  *
  *   GET /connect/<link>     the link verifies (signed, unexpired, a xero/quickbooks tenant) and is outstanding
  *                           (recorded when made, not spent nor revoked: links.ts; a tenant that has a connection only
@@ -9,10 +10,11 @@
  *                           The browser gets a cookie (browser.ts), whose digest the state keeps.
  *   GET /oauth/callback     without the cookie of the browser that opened the link: the one 401. The `state` is
  *                           taken (once; unknown, reused, expired, or another browser's: the one 401). The platform's
- *                           error (access_denied, invalid_scope): a plain page and a log line. Otherwise the code
- *                           is exchanged; Xero's organisations are read (GET /connections) and one is bound (the
- *                           tenants file's, refused when the grant lacks it; the only one; or the customer's pick);
- *                           QuickBooks' realmId comes with the callback (checked against the tenants file's).
+ *                           error (access_denied, invalid_scope): a plain page and a log line. Otherwise the
+ *                           callback is checked by the platform (Zoho: the data centre it names must be Zoho's), the
+ *                           code is exchanged, and the platform's module says which connection the grant binds (Xero:
+ *                           its organisations from GET /connections, the tenants file's, the only one, or the
+ *                           customer's pick; QuickBooks: the callback's realmId, checked against the tenants file's).
  *   GET /oauth/choose/<pick> a signed pick of one organisation of a grant kept 10 minutes (taken once), from the
  *                           browser that opened the link.
  *
@@ -27,12 +29,16 @@ import { Agent } from 'undici';
 import { sameBrowser, browserDigest } from './browser.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
-import { BindingStore } from '../platforms/oauth/binding.js';
+import type { ConnectionChoice, ConnectFetch, Grant, OAuthModule } from '../platforms/module.js';
+import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
+import { platformAuth } from '../platforms/oauth/chain.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
-import { PlatformAuth, QUICKBOOKS_OAUTH, XERO_OAUTH, type PlatformAuthSettings } from '../platforms/oauth/oauth.js';
+import type { PlatformAuth, PlatformAuthSettings } from '../platforms/oauth/oauth.js';
+import { limiterFor } from '../platforms/oauth/rate-limiter.js';
+import { labelOf, oauthOf, type PlatformConfig, type PlatformKind } from '../platforms/registry.js';
 import { Capabilities } from './capability.js';
 import { MinuteLimiter } from '../http-server.js';
-import { authorization, exchange, FlowError, xeroConnections, type Grant, type OAuthPlatformConfig } from './flows.js';
+import { authorization, connectFetch, exchange, FlowError } from './flows.js';
 import { LinkStore } from './links.js';
 import { connectedPage, notConnectedPage, pickPage, reasonText, tooManyPage } from './pages.js';
 import { PendingStore, PICK_TTL_MS } from './pending.js';
@@ -74,7 +80,8 @@ export interface ConnectDeps {
 /** A connection change this room made. */
 export interface ConnectionChange {
   tenant: string;
-  platform: 'xero' | 'quickbooks';
+  /** The platform's kind (an OAuth platform's). */
+  platform: PlatformKind;
   state: 'connected' | 'revoked';
   connection: string;
   at: number;
@@ -84,8 +91,12 @@ export interface ConnectionChange {
 /** What a route answers: a redirect, a page, or the public server's one 401. */
 export type ConnectAnswer = { kind: 'redirect'; location: string } | { kind: 'page'; response: Response } | { kind: 'unauthorized' };
 
-type OAuthTenant = TenantConfig & { platform: OAuthPlatformConfig };
-const isOAuth = (t: TenantConfig | undefined): t is OAuthTenant => t?.platform.kind === 'xero' || t?.platform.kind === 'quickbooks';
+/** A tenant of an OAuth platform, with its platform's OAuth module. */
+type OAuthTenant = TenantConfig & { oauth: OAuthModule<PlatformConfig> };
+const oauthTenant = (t: TenantConfig | undefined): OAuthTenant | undefined => {
+  const m = t === undefined ? undefined : oauthOf(t.platform);
+  return t === undefined || m === undefined ? undefined : { ...t, oauth: m.oauth };
+};
 const UNAUTHORIZED: ConnectAnswer = { kind: 'unauthorized' };
 
 /** A link refused when it is made: the tenant has a connection and the link was not asked for as a reconnect. */
@@ -123,7 +134,7 @@ export async function makeConnectLink(
   o: LinkOptions,
 ): Promise<MadeLink> {
   if (d.tenant === undefined) throw new Error(`no tenant "${tenant}" in the tenants file`);
-  if (!isOAuth(d.tenant)) throw new Error(`tenant "${tenant}" is a ${d.tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`);
+  if (oauthTenant(d.tenant) === undefined) throw new Error(`tenant "${tenant}" is a ${d.tenant.platform.kind} tenant: it is not connected with a link (only an OAuth platform's tenants are)`);
   const reconnect = o.reconnect === true;
   if (!reconnect && (await hasConnection(d.redis, d.prefix, d.tenant))) {
     throw new LinkRefusedError(`tenant "${tenant}" already has a ${d.tenant.platform.kind} connection: a link would replace it (another organisation included); ask for a reconnect link if that is meant`);
@@ -165,14 +176,14 @@ export class Connect {
    */
   async start(token: string, browser: string): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyLink(token);
-    const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
-    if (claims === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
+    const tenant = claims === undefined ? undefined : oauthTenant(this.d.tenant(claims.t));
+    if (claims === undefined || tenant === undefined) return UNAUTHORIZED;
     const link = await this.links.get(tenant.id, claims.n);
     if (link === undefined) return UNAUTHORIZED;
     if (!link.reconnect && (await hasConnection(this.d.redis, this.d.prefix, tenant))) return UNAUTHORIZED;
     const wait = this.openings.take(`${tenant.id}:${link.id}`);
     if (wait > 0) return { kind: 'page', response: tooManyPage(wait) };
-    const auth = await authorization(tenant.platform, this.redirectUri);
+    const auth = await authorization(tenant.oauth, tenant.platform, this.redirectUri);
     await this.pending.putState(auth.state, { tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: browserDigest(browser), verifier: auth.verifier, at: this.now() });
     this.d.logger.info({ tenant: tenant.id, platform: tenant.platform.kind, link: link.id }, 'connect: link opened, sent to the consent screen');
     return { kind: 'redirect', location: auth.url };
@@ -186,81 +197,62 @@ export class Connect {
     const state = url.searchParams.get('state');
     if (state === null || state.length > 512 || browser === undefined) return UNAUTHORIZED;
     const pending = await this.pending.takeState(state);
-    const tenant = pending === undefined ? undefined : this.d.tenant(pending.tenant);
-    if (pending === undefined || !isOAuth(tenant)) return UNAUTHORIZED;
+    const tenant = pending === undefined ? undefined : oauthTenant(this.d.tenant(pending.tenant));
+    if (pending === undefined || tenant === undefined) return UNAUTHORIZED;
     if (!sameBrowser(browser, pending.browser)) return this.otherBrowser(tenant, pending.link, 'callback');
-    const p = tenant.platform;
+    const { oauth, platform: p } = tenant;
     const link = { id: pending.link, reconnect: pending.reconnect, browser: pending.browser };
     const error = url.searchParams.get('error');
     if (error !== null) return this.refused(tenant, error.slice(0, 64), `the platform answered ${error.slice(0, 64)}`);
+    // Where the code is exchanged: the platform's token endpoint, or the data centre the callback names once the
+    // platform has checked it (nothing is sent to one it does not trust).
+    const check = oauth.callback?.(p, url) ?? { kind: 'ok' as const, tokenUrl: oauth.tokenUrl(p, undefined) };
+    if (check.kind === 'refuse') return this.refused(tenant, check.reason, check.detail);
     let grant: Grant;
+    let bound: Awaited<ReturnType<OAuthModule<PlatformConfig>['bind']>>;
     try {
-      grant = await exchange(p, this.callbackUrl(url), state, pending.verifier, this.redirectUri);
+      const exchanged = await exchange(oauth, p, this.callbackUrl(url), state, pending.verifier, this.redirectUri, check.tokenUrl);
+      grant = { ...exchanged, extra: { ...check.extra, ...exchanged.extra } };
+      bound = await oauth.bind({ config: p, callback: url, grant, fetch: this.fetchFor(tenant) });
     } catch (err) {
       if (!(err instanceof FlowError)) throw err;
       return this.refused(tenant, err.reason, err.message, err.requestId);
     }
-    if (p.kind === 'quickbooks') {
-      const realmId = url.searchParams.get('realmId');
-      if (realmId === null || !/^[0-9]{1,32}$/.test(realmId)) return this.refused(tenant, 'no_realm', 'the callback carried no realmId');
-      if (p.realmId !== undefined && p.realmId !== realmId) {
-        return this.refused(tenant, 'other_company', `the customer connected realm ${realmId}, the tenants file names ${p.realmId}`, undefined, 'You connected a different QuickBooks company from the one this link is for.');
-      }
-      return this.bind(tenant, link, realmId, undefined, undefined, grant);
-    }
-    let orgs;
-    try {
-      orgs = await xeroConnections(p, grant.accessToken);
-    } catch (err) {
-      if (!(err instanceof FlowError)) throw err;
-      return this.refused(tenant, err.reason, err.message, err.requestId);
-    }
-    if (p.xeroTenantId !== undefined) {
-      const org = orgs.find((o) => o.tenantId === p.xeroTenantId);
-      if (org === undefined) {
-        return this.refused(tenant, 'other_organisation', `the grant does not include organisation ${p.xeroTenantId} (it has ${orgs.length})`, undefined, 'The access you gave does not include the Xero organisation this link is for. Open the link again and tick that organisation.');
-      }
-      return this.bind(tenant, link, org.tenantId, org.name, org.id, grant);
-    }
-    const only = orgs.length === 1 ? orgs[0] : undefined;
-    if (only !== undefined) return this.bind(tenant, link, only.tenantId, only.name, only.id, grant);
-    if (orgs.length === 0) return this.refused(tenant, 'no_organisation', 'the grant includes no organisation', undefined, 'The access you gave includes no Xero organisation.');
-    const id = await this.pending.putGrant({ tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: link.browser, ...grant, orgs: orgs.map((o) => ({ id: o.tenantId, ...(o.name ? { name: o.name } : {}), connectionId: o.id })) });
+    if (bound.kind === 'refuse') return this.refused(tenant, bound.reason, bound.detail, bound.requestId, bound.text);
+    if (bound.kind === 'bind') return this.bind(tenant, link, bound.choice, grant);
+    const { choices } = bound;
+    const id = await this.pending.putGrant({ tenant: tenant.id, link: link.id, reconnect: link.reconnect, browser: link.browser, ...grant, orgs: choices.map((c) => ({ id: c.connection, ...(c.name ? { name: c.name } : {}), ...(c.connectionId ? { connectionId: c.connectionId } : {}) })) });
     this.d.onOutcome?.(tenant.id, 'picking');
-    this.d.logger.info({ tenant: tenant.id, organisations: orgs.length }, 'connect: the grant has several organisations; the customer picks one');
-    const choices = orgs.map((o) => ({ name: o.name ?? o.tenantId, href: `${this.d.publicUrl}/oauth/choose/${this.capabilities.pick(tenant.id, id, o.tenantId, PICK_TTL_MS)}` }));
-    return { kind: 'page', response: pickPage(choices) };
+    this.d.logger.info({ tenant: tenant.id, organisations: choices.length }, `connect: the grant has several ${oauth.connectionWord}s; the customer picks one`);
+    const options = choices.map((c) => ({ name: c.name ?? c.connection, href: `${this.d.publicUrl}/oauth/choose/${this.capabilities.pick(tenant.id, id, c.connection, PICK_TTL_MS)}` }));
+    return { kind: 'page', response: pickPage(labelOf(p.kind), oauth.connectionWord, options) };
   }
 
   /** `GET /oauth/choose/<pick>`: binds the organisation picked (once, from the browser that opened the link), or the one 401. */
   async choose(token: string, browser: string | undefined): Promise<ConnectAnswer> {
     const claims = this.capabilities.verifyPick(token);
-    const tenant = claims === undefined ? undefined : this.d.tenant(claims.t);
-    if (claims === undefined || browser === undefined || !isOAuth(tenant) || tenant.platform.kind !== 'xero') return UNAUTHORIZED;
+    const tenant = claims === undefined ? undefined : oauthTenant(this.d.tenant(claims.t));
+    if (claims === undefined || browser === undefined || tenant === undefined) return UNAUTHORIZED;
     const grant = await this.pending.takeGrant(claims.p);
     const org = grant?.orgs.find((o) => o.id === claims.o);
     if (grant === undefined || grant.tenant !== tenant.id || org === undefined) return UNAUTHORIZED;
     if (!sameBrowser(browser, grant.browser)) return this.otherBrowser(tenant, grant.link, 'pick');
-    return this.bind(tenant, { id: grant.link, reconnect: grant.reconnect }, org.id, org.name, org.connectionId, grant);
+    const choice: ConnectionChoice = { connection: org.id, ...(org.name ? { name: org.name } : {}), ...(org.connectionId ? { connectionId: org.connectionId } : {}) };
+    const { refreshToken, accessToken, expiresInS, extra } = grant;
+    return this.bind(tenant, { id: grant.link, reconnect: grant.reconnect }, choice, { refreshToken, accessToken, expiresInS, ...(extra ? { extra } : {}) });
   }
 
-  /** The chain's owner for `connection` (the tenants file's refresh token, if any, is its seed). */
-  authFor(tenant: OAuthTenant, connection: string): PlatformAuth {
-    const p = tenant.platform;
-    return new PlatformAuth({
-      platform: p.kind === 'xero' ? XERO_OAUTH : QUICKBOOKS_OAUTH,
-      redis: this.d.redis,
-      prefix: this.d.prefix,
-      connection,
-      clientId: p.clientId,
-      clientSecret: p.clientSecret,
-      refreshToken: p.refreshToken,
-      tokenUrl: p.tokenUrl,
-      cipher: this.cipher,
-      dispatcher: this.agent,
-      logger: this.d.logger,
-      settings: { ...this.d.auth, ...(p.kind === 'quickbooks' ? { graceMs: 0 } : {}) },
-    });
+  /** The chain's owner for `connection` (the tenants file's refresh token, if any, is its seed); built where every chain is. */
+  authFor(tenant: TenantConfig, connection: string, binding?: Binding): PlatformAuth {
+    const t = oauthTenant(tenant);
+    if (t === undefined) throw new Error(`tenant "${tenant.id}" is a ${tenant.platform.kind} tenant: it has no token chain`);
+    return platformAuth(t.oauth, t.platform, connection, binding, { redis: this.d.redis, prefix: this.d.prefix, cipher: this.cipher, dispatcher: this.agent, logger: this.d.logger, settings: this.d.auth });
+  }
+
+  /** The calls a platform makes while connecting or revoking, through its shared limiter (the app's limits count them). */
+  fetchFor(tenant: OAuthTenant): ConnectFetch {
+    const limiter = limiterFor({ kind: tenant.oauth.chain.kind, limits: tenant.oauth.limits }, this.d.redis, this.d.prefix, 'connect', tenant.oauth.credentials(tenant.platform).clientId);
+    return connectFetch(this.agent, tenant.oauth.requestIdHeader, () => limiter.acquire());
   }
 
   async close(): Promise<void> {
@@ -273,8 +265,9 @@ export class Connect {
    * link, or when the link was spent or revoked meanwhile. A reconnect that moves the tenant to another organisation
    * deletes the old organisation's chain (its tokens are of no further use here).
    */
-  private async bind(tenant: OAuthTenant, link: { id: string; reconnect: boolean }, connection: string, name: string | undefined, connectionId: string | undefined, grant: Grant): Promise<ConnectAnswer> {
+  private async bind(tenant: OAuthTenant, link: { id: string; reconnect: boolean }, choice: ConnectionChoice, grant: Grant): Promise<ConnectAnswer> {
     const kind = tenant.platform.kind;
+    const { connection, name, connectionId } = choice;
     const other = await this.ownerOf(kind, connection, tenant.id);
     if (other !== undefined) {
       return this.refused(tenant, 'taken', `${kind} ${connection} is already the connection of tenant ${other}`, undefined, 'This company is already connected to another account. Ask whoever sent you the link.');
@@ -288,29 +281,31 @@ export class Connect {
     const before = await this.bindings.get(tenant.id);
     let connectedAt: number;
     try {
-      await this.authFor(tenant, connection).connect(grant);
-      connectedAt = this.now();
-      await this.bindings.set(tenant.id, { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), connectedAt });
+      const extra = grant.extra !== undefined && Object.keys(grant.extra).length > 0 ? { extra: grant.extra } : {};
+      const binding: Binding = { platform: kind, connection, ...(name ? { name } : {}), ...(connectionId ? { connectionId } : {}), ...extra, connectedAt: this.now() };
+      await this.authFor(tenant, connection, binding).connect(grant);
+      connectedAt = binding.connectedAt;
+      await this.bindings.set(tenant.id, binding);
     } catch (err) {
       // Not connected: the link was not used.
       await this.links.restore(tenant.id, spent).catch(() => undefined);
       throw err;
     }
     if (before !== undefined && before.platform === kind && before.connection !== connection) {
-      await this.authFor(tenant, before.connection).disconnect().catch((err: unknown) => this.d.logger.warn({ tenant: tenant.id, connection: before.connection, err: (err as Error).message }, 'connect: the old organisation\'s token chain could not be deleted'));
+      await this.authFor(tenant, before.connection, before).disconnect().catch((err: unknown) => this.d.logger.warn({ tenant: tenant.id, connection: before.connection, err: (err as Error).message }, 'connect: the old organisation\'s token chain could not be deleted'));
     }
     await this.d.requestFullSync(tenant.id);
     await this.d.onChanged?.({ tenant: tenant.id, platform: kind, state: 'connected', connection, at: connectedAt });
     this.d.onOutcome?.(tenant.id, 'connected');
     this.d.logger.info({ tenant: tenant.id, platform: kind, connection, link: link.id, ...(before !== undefined && before.connection !== connection ? { replaced: before.connection } : {}) }, 'connect: connected; the link is spent; the first full run is requested');
-    return { kind: 'page', response: connectedPage(kind, name) };
+    return { kind: 'page', response: connectedPage(labelOf(kind), name) };
   }
 
   /** Another tenant of the same platform whose connection is `connection` (in its tenants-file entry or bound). */
-  private async ownerOf(kind: 'xero' | 'quickbooks', connection: string, self: string): Promise<string | undefined> {
+  private async ownerOf(kind: PlatformKind, connection: string, self: string): Promise<string | undefined> {
     for (const t of this.d.tenants()) {
       if (t.id === self || t.platform.kind !== kind) continue;
-      const named = t.platform.kind === 'xero' ? t.platform.xeroTenantId : t.platform.kind === 'quickbooks' ? t.platform.realmId : undefined;
+      const named = oauthOf(t.platform)?.oauth.connectionOf(t.platform);
       if (named === connection || (await this.bindings.get(t.id))?.connection === connection) return t.id;
     }
     return undefined;
@@ -329,7 +324,7 @@ export class Connect {
   private refused(tenant: OAuthTenant, reason: string, detail: string, requestId?: string, text?: string): ConnectAnswer {
     this.d.onOutcome?.(tenant.id, 'refused');
     this.d.logger.warn({ tenant: tenant.id, platform: tenant.platform.kind, reason, ...(requestId ? { requestId } : {}) }, `connect: not connected: ${detail}`);
-    return { kind: 'page', response: notConnectedPage(tenant.platform.kind, text ?? reasonText(tenant.platform.kind, reason)) };
+    return { kind: 'page', response: notConnectedPage(labelOf(tenant.platform.kind), text ?? reasonText(labelOf(tenant.platform.kind), reason)) };
   }
 
   /** The callback's URL as the platform was told it (PUBLIC_URL's, not the one the proxy forwarded), with its query. */

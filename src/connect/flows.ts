@@ -1,31 +1,22 @@
 /**
- * The authorization-code flow of each platform, with oauth4webapi doing the protocol (PKCE, the callback's checks,
- * the code exchange): where the customer is sent, how the code becomes tokens, and (Xero) which organisations the
- * grant covers, and how a connection is revoked. Nothing here stores anything; connect.ts decides what is kept.
- *
- *              authorize                              PKCE S256   organisation                 revoke
- *   xero       login.xero.com/identity/connect/...    yes         GET /connections (Bearer)    DELETE /connections/{id}
- *   quickbooks appcenter.intuit.com/connect/oauth2    no (1)      realmId in the callback      POST revoke endpoint
- *
- * (1) Intuit does not document PKCE for its web apps (confidential clients with a secret): it is not sent.
+ * The authorization-code flow, with oauth4webapi doing the protocol (PKCE, the callback's checks, the code exchange)
+ * and each platform's module (src/platforms/<kind>/oauth.ts) saying what differs: where the customer is sent and with
+ * which scopes (`authorize`), where the code is exchanged (its token endpoint, or the data centre the callback names:
+ * `callback`), how the app authenticates there (`clientAuth`), and which connection the grant binds (`bind`, with
+ * the calls it makes going through `connectFetch`). Nothing here stores anything; connect.ts decides what is kept.
  * Platform addresses are https, or http to this machine only (the tenants file's guard), so oauth4webapi is let use
  * http only for those.
  */
 import * as oauth from 'oauth4webapi';
-import { request } from 'undici';
-import { z } from 'zod';
-import { isLoopbackHost, type QuickBooksTenant, type XeroTenant } from '../config/tenants.js';
+import { request, type Dispatcher } from 'undici';
+import type { ConnectFetch, Grant, OAuthModule } from '../platforms/module.js';
+import { clientAuthOf } from '../platforms/oauth/oauth.js';
+import { isLoopbackHost } from '../urls.js';
 
-export type OAuthPlatformConfig = XeroTenant | QuickBooksTenant;
+export type { Grant } from '../platforms/module.js';
 
 /** How long one call to a platform may take. */
 const CALL_TIMEOUT_MS = 10_000;
-
-export interface Grant {
-  refreshToken: string;
-  accessToken: string;
-  expiresInS: number;
-}
 
 /** A failed exchange or call: what the customer's page and the log line say (never a secret). */
 export class FlowError extends Error {
@@ -40,52 +31,63 @@ export class FlowError extends Error {
   }
 }
 
-const usesPkce = (p: OAuthPlatformConfig): boolean => p.kind === 'xero';
-const requestIdHeader = (p: OAuthPlatformConfig): string => (p.kind === 'xero' ? 'xero-correlation-id' : 'intuit_tid');
-
-function serverOf(p: OAuthPlatformConfig): oauth.AuthorizationServer {
-  return { issuer: new URL(p.authorizeUrl).origin, authorization_endpoint: p.authorizeUrl, token_endpoint: p.tokenUrl };
-}
-
 function insecure(url: string): boolean {
   return url.startsWith('http://') && isLoopbackHost(new URL(url).hostname);
 }
 
 /** A fresh authorization: the `state`, the PKCE verifier (when the platform takes one) and where to send the customer. */
-export async function authorization(p: OAuthPlatformConfig, redirectUri: string): Promise<{ state: string; verifier?: string; url: string }> {
+export async function authorization<C>(m: OAuthModule<C>, config: C, redirectUri: string): Promise<{ state: string; verifier?: string; url: string }> {
+  const a = m.authorize(config);
   const state = oauth.generateRandomState();
-  const url = new URL(p.authorizeUrl);
+  const url = new URL(a.url);
   url.searchParams.set('response_type', 'code');
-  url.searchParams.set('client_id', p.clientId);
+  url.searchParams.set('client_id', m.credentials(config).clientId);
   url.searchParams.set('redirect_uri', redirectUri);
-  url.searchParams.set('scope', p.scopes.join(' '));
+  url.searchParams.set('scope', a.scopes.join(a.separator));
   url.searchParams.set('state', state);
-  if (!usesPkce(p)) return { state, url: url.href };
+  for (const [k, v] of Object.entries(a.params ?? {})) url.searchParams.set(k, v);
+  if (!a.pkce) return { state, url: url.href };
   const verifier = oauth.generateRandomCodeVerifier();
   url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
   url.searchParams.set('code_challenge_method', 'S256');
   return { state, verifier, url: url.href };
 }
 
-/** Exchanges the callback's code (its parameters, checked against `state`) for a grant. */
-export async function exchange(p: OAuthPlatformConfig, callback: URL, state: string, verifier: string | undefined, redirectUri: string): Promise<Grant> {
-  const as = serverOf(p);
-  const client: oauth.Client = { client_id: p.clientId };
+/** Exchanges the callback's code (its parameters, checked against `state`) at `tokenUrl` for a grant. */
+export async function exchange<C>(m: OAuthModule<C>, config: C, callback: URL, state: string, verifier: string | undefined, redirectUri: string, tokenUrl: string): Promise<Grant> {
+  const a = m.authorize(config);
+  const as: oauth.AuthorizationServer = { issuer: new URL(a.url).origin, authorization_endpoint: a.url, token_endpoint: tokenUrl };
+  const { clientId, clientSecret } = m.credentials(config);
+  const client: oauth.Client = { client_id: clientId };
   let params: URLSearchParams;
   try {
-    params = oauth.validateAuthResponse(as, client, callback.searchParams, state);
+    // Platforms that name their data centre in the callback (Zoho's `location`, `accounts-server`) add parameters
+    // oauth4webapi does not know; they are checked by the module, and only code and state are taken here.
+    const known = new URLSearchParams();
+    for (const k of ['code', 'state', 'error', 'error_description', 'error_uri', 'iss']) {
+      const v = callback.searchParams.get(k);
+      if (v !== null) known.set(k, v);
+    }
+    params = oauth.validateAuthResponse(as, client, known, state);
   } catch (err) {
     const code = err instanceof oauth.AuthorizationResponseError ? err.error : 'invalid_response';
     throw new FlowError(code, `the authorization response was refused (${code})`);
   }
-  const options = { signal: AbortSignal.timeout(CALL_TIMEOUT_MS), ...(insecure(p.tokenUrl) ? { [oauth.allowInsecureRequests]: true } : {}) };
+  const options = { signal: AbortSignal.timeout(CALL_TIMEOUT_MS), ...(insecure(tokenUrl) ? { [oauth.allowInsecureRequests]: true } : {}) };
   let answer: Response;
   try {
-    answer = await oauth.authorizationCodeGrantRequest(as, client, basicAuth(p), params, redirectUri, verifier ?? oauth.nopkce, options);
+    answer = await oauth.authorizationCodeGrantRequest(as, client, clientAuthOf(m.clientAuth, clientId, clientSecret), params, redirectUri, verifier ?? oauth.nopkce, options);
   } catch (err) {
     throw new FlowError('unavailable', `the token endpoint did not answer (${(err as Error).name})`);
   }
-  const requestId = answer.headers.get(requestIdHeader(p)) ?? undefined;
+  const requestId = answer.headers.get(m.requestIdHeader) ?? undefined;
+  const body: unknown = await answer
+    .clone()
+    .json()
+    .catch(() => undefined);
+  const record = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  // A 200 whose body is an error (Zoho's token endpoint answers errors so).
+  if (typeof record['error'] === 'string' && record['access_token'] === undefined) throw new FlowError(record['error'], `the token endpoint refused the code (${record['error']}, HTTP ${answer.status})`, requestId);
   let tokens: oauth.TokenEndpointResponse;
   try {
     tokens = await oauth.processAuthorizationCodeResponse(as, client, answer);
@@ -94,74 +96,42 @@ export async function exchange(p: OAuthPlatformConfig, callback: URL, state: str
     throw new FlowError('bad_response', `the token endpoint's answer was not a token response (${(err as Error).name})`, requestId);
   }
   if (typeof tokens.refresh_token !== 'string' || tokens.refresh_token === '') {
-    throw new FlowError('no_refresh_token', 'the grant has no refresh token (is offline_access among the scopes?)', requestId);
+    throw new FlowError('no_refresh_token', 'the grant has no refresh token (is offline access among the scopes?)', requestId);
   }
-  return { refreshToken: tokens.refresh_token, accessToken: tokens.access_token, expiresInS: tokens.expires_in ?? 1800 };
-}
-
-const connectionsSchema = z.array(z.looseObject({ id: z.string(), tenantId: z.string(), tenantType: z.string().optional(), tenantName: z.string().nullish() }));
-export type XeroConnection = { id: string; tenantId: string; name?: string };
-
-/** The organisations a Xero grant covers (`GET /connections`). */
-export async function xeroConnections(p: XeroTenant, accessToken: string): Promise<XeroConnection[]> {
-  let status: number;
-  let text: string;
-  let requestId: string | undefined;
-  try {
-    const res = await request(p.connectionsUrl, { method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
-    status = res.statusCode;
-    requestId = headerText(res.headers['xero-correlation-id']);
-    text = await res.body.text();
-  } catch (err) {
-    throw new FlowError('unavailable', `GET /connections failed (${(err as Error).name})`);
-  }
-  if (status !== 200) throw new FlowError('connections_failed', `GET /connections answered ${status}`, requestId);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  const parsed = connectionsSchema.safeParse(json);
-  if (!parsed.success) throw new FlowError('bad_response', 'GET /connections did not answer a list of connections', requestId);
-  return parsed.data
-    .filter((c) => c.tenantType === undefined || c.tenantType === 'ORGANISATION')
-    .map((c) => ({ id: c.id, tenantId: c.tenantId, ...(c.tenantName ? { name: c.tenantName } : {}) }));
-}
-
-/** Disconnects one Xero organisation (`DELETE /connections/{id}`); 404: already gone. */
-export async function revokeXero(p: XeroTenant, accessToken: string, connectionId: string): Promise<void> {
-  const res = await request(`${p.connectionsUrl}/${encodeURIComponent(connectionId)}`, { method: 'DELETE', headers: { authorization: `Bearer ${accessToken}` }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
-  await res.body.dump();
-  if (res.statusCode !== 204 && res.statusCode !== 200 && res.statusCode !== 404) {
-    throw new FlowError('revoke_failed', `DELETE /connections/{id} answered ${res.statusCode}`, headerText(res.headers['xero-correlation-id']));
-  }
-}
-
-/** Revokes a QuickBooks grant at Intuit's revoke endpoint (the token given: the refresh or the access token). */
-export async function revokeQuickBooks(p: QuickBooksTenant, token: string): Promise<void> {
-  const basic = Buffer.from(`${p.clientId}:${p.clientSecret.reveal()}`, 'utf8').toString('base64');
-  const res = await request(p.revokeUrl, {
-    method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ token }),
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-  });
-  await res.body.dump();
-  if (res.statusCode !== 200 && res.statusCode !== 204) throw new FlowError('revoke_failed', `the revoke endpoint answered ${res.statusCode}`, headerText(res.headers['intuit_tid']));
+  // What the platform says of the connection beside the tokens (Zoho's api_domain), kept with its binding.
+  const extra: Record<string, string> = {};
+  for (const [k, v] of Object.entries(record)) if (k === 'api_domain' && typeof v === 'string') extra[k] = v;
+  return { refreshToken: tokens.refresh_token, accessToken: tokens.access_token, expiresInS: tokens.expires_in ?? 1800, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
 }
 
 /**
- * HTTP Basic client authentication as the refresh path sends it (oauth/oauth.ts): base64 of `id:secret` as they
- * are. oauth4webapi's ClientSecretBasic form-encodes both first (RFC 6749 2.3.1: `-` becomes `%2D`), which the
- * platforms' token endpoints are not known to decode; one spelling for both grants.
+ * The JSON calls a platform makes while connecting or revoking (Xero's `GET /connections`), bounded in time, through
+ * the connect room's own agent; `before` takes the platform's shared limiter's lease first when it has one.
  */
-function basicAuth(p: OAuthPlatformConfig): oauth.ClientAuth {
-  return (_as, _client, _body, headers) => {
-    headers.set('authorization', `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret.reveal()}`, 'utf8').toString('base64')}`);
+export function connectFetch(dispatcher: Dispatcher, requestIdHeader: string, before?: () => Promise<{ release(): Promise<void> }>): ConnectFetch {
+  return async (url, init) => {
+    const lease = before ? await before() : undefined;
+    try {
+      const res = await request(url, {
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        ...(init.body !== undefined ? { body: init.body } : {}),
+        dispatcher,
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      const text = await res.body.text();
+      let json: unknown;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      const id = res.headers[requestIdHeader];
+      return { status: res.statusCode, json, requestId: Array.isArray(id) ? id[0] : id };
+    } catch (err) {
+      throw new FlowError('unavailable', `${new URL(url).pathname} failed (${(err as Error).name})`);
+    } finally {
+      await lease?.release();
+    }
   };
-}
-
-function headerText(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
 }

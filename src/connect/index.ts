@@ -1,5 +1,5 @@
 /**
- * The connect room (issue 30): connect links, the OAuth authorization-code flows of Xero and QuickBooks, the
+ * The connect room (issue 30): connect links, the OAuth authorization-code flow of every OAuth platform, the
  * customer's pages, and the connection state of every OAuth tenant (`connect status`, metrics). It writes refresh
  * tokens only through the token chain (src/platforms/oauth: PlatformAuth.connect) and requests runs through the
  * producers; routes are mounted on the public server by src/webhooks/index.ts.
@@ -8,5 +8,5 @@ export { Connect, makeConnectLink, LinkRefusedError, CALLBACK_PATH, type Connect
 export { LinkStore, LINK_ID, MAX_LINK_MS, type LinkRecord } from './links.js';
 export { mountConnectRoutes, type ConnectRoutesOptions } from './routes.js';
 export { Capabilities } from './capability.js';
-export { connectionStates, connectionOf, connectionsOf, hasConnection, IDLE_LIMIT_DAYS, type ConnectionReport, type ConnectionState } from './status.js';
+export { connectionStates, connectionOf, connectionsOf, hasConnection, type ConnectionReport, type ConnectionState } from './status.js';
 export { revokeConnection, type RevokeOutcome } from './revoke.js';

@@ -25,21 +25,21 @@ ${body}
   return new Response(html, { status, headers: HEADERS });
 }
 
-const PLATFORM = { xero: 'Xero', quickbooks: 'QuickBooks' } as const;
-
-export function connectedPage(platform: 'xero' | 'quickbooks', company: string | undefined): Response {
-  const what = company ? `<strong>${escapeHtml(company)}</strong>` : `your ${PLATFORM[platform]} company`;
-  return page(200, `Connected to ${PLATFORM[platform]}`, `<p>${what} is connected. You can close this page.</p>`);
+/** `label`: the platform's name people read (its module's). */
+export function connectedPage(label: string, company: string | undefined): Response {
+  const what = company ? `<strong>${escapeHtml(company)}</strong>` : `your ${escapeHtml(label)} company`;
+  return page(200, `Connected to ${label}`, `<p>${what} is connected. You can close this page.</p>`);
 }
 
 /** Why a connection was not made, in the customer's words; nothing was stored. */
-export function notConnectedPage(platform: 'xero' | 'quickbooks', why: string): Response {
-  return page(400, `Not connected to ${PLATFORM[platform]}`, `<p>${escapeHtml(why)}</p><p>Nothing was changed. Ask whoever sent you the link for a new one if you want to try again.</p>`);
+export function notConnectedPage(label: string, why: string): Response {
+  return page(400, `Not connected to ${label}`, `<p>${escapeHtml(why)}</p><p>Nothing was changed. Ask whoever sent you the link for a new one if you want to try again.</p>`);
 }
 
-export function pickPage(choices: readonly { name: string; href: string }[]): Response {
+/** `word`: what one connection is on the platform (`organisation`). */
+export function pickPage(label: string, word: string, choices: readonly { name: string; href: string }[]): Response {
   const items = choices.map((c) => `<li><a href="${escapeHtml(c.href)}">${escapeHtml(c.name)}</a></li>`).join('\n');
-  return page(200, 'Choose the organisation to connect', `<p>You gave access to several Xero organisations. Choose the one to connect:</p>\n<ul>\n${items}\n</ul>`);
+  return page(200, `Choose the ${word} to connect`, `<p>You gave access to several ${escapeHtml(label)} ${escapeHtml(word)}s. Choose the one to connect:</p>\n<ul>\n${items}\n</ul>`);
 }
 
 export function unavailablePage(): Response {
@@ -52,9 +52,8 @@ export function tooManyPage(retryAfterS: number): Response {
   return r;
 }
 
-/** The customer's words for what the platform said. */
-export function reasonText(platform: 'xero' | 'quickbooks', error: string): string {
-  const name = PLATFORM[platform];
+/** The customer's words for what the platform (`name`: its label) said. */
+export function reasonText(name: string, error: string): string {
   switch (error) {
     case 'access_denied':
       return `The connection was not allowed in ${name}.`;

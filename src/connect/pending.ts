@@ -1,7 +1,7 @@
 /**
  * What a connect flow keeps between the customer's requests, in Redis with a short TTL, each taken once (GETDEL,
  * Redis >= 6.2): an authorization in progress, by its `state` (the tenant it is for and the PKCE verifier), and a
- * Xero grant of several organisations waiting for the customer's pick. Secrets (the verifier, the grant's tokens) are
+ * grant of several organisations (companies) waiting for the customer's pick. Secrets (the verifier, the grant's tokens) are
  * encrypted with the token cipher, bound to their key; a value taken is gone, so a reused `state` or pick finds
  * nothing.
  */
@@ -28,6 +28,8 @@ const grantSchema = z.object({
   accessToken: z.string(),
   expiresInS: z.number(),
   orgs: z.array(z.object({ id: z.string(), name: z.string().optional(), connectionId: z.string().optional() })),
+  /** What the platform said of the connection beside the tokens (Zoho's data centre, its API domain). */
+  extra: z.record(z.string(), z.string()).optional(),
 });
 
 export type PendingState = { tenant: string; link: string; reconnect: boolean; browser: string; verifier?: string | undefined; at: number };

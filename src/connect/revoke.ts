@@ -1,6 +1,6 @@
 /**
- * `connect revoke`: tells the platform (Xero: `DELETE /connections/{id}` with an access token of the chain; Intuit:
- * the revoke endpoint with it), then deletes the token chain (under its lock) and the binding, and revokes the
+ * `connect revoke`: tells the platform (its module's `revoke`: Xero `DELETE /connections/{id}` with an access token of
+ * the chain; Intuit its revoke endpoint), then deletes the token chain (under its lock) and the binding, and revokes the
  * tenant's outstanding connect links (a revoked connection is not reopened by a link sent before). A platform that
  * cannot be told (the grant already gone, the endpoint down) does not keep the chain: it is deleted all the same, and
  * the outcome says what the platform answered.
@@ -10,7 +10,7 @@ import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
 import { Connect, type ConnectionChange } from './connect.js';
-import { revokeQuickBooks, revokeXero, xeroConnections } from './flows.js';
+import { oauthOf } from '../platforms/registry.js';
 import { LinkStore } from './links.js';
 import { connectionOf } from './status.js';
 
@@ -31,7 +31,8 @@ export async function revokeConnection(
   const tenant = d.tenants.find((t) => t.id === tenantId);
   if (tenant === undefined) throw new Error(`no tenant "${tenantId}" in the tenants file`);
   const p = tenant.platform;
-  if (p.kind !== 'xero' && p.kind !== 'quickbooks') throw new Error(`tenant "${tenantId}" is a ${p.kind} tenant: only xero and quickbooks tenants have a connection to revoke`);
+  const m = oauthOf(p);
+  if (m === undefined) throw new Error(`tenant "${tenantId}" is a ${p.kind} tenant: only an OAuth platform's tenants have a connection to revoke`);
   const bindings = new BindingStore(d.redis, d.prefix);
   const binding = await bindings.get(tenantId);
   const connection = connectionOf(tenant, binding);
@@ -48,18 +49,14 @@ export async function revokeConnection(
     requestFullSync: async () => undefined,
     logger: d.logger,
   });
-  const auth = connect.authFor({ ...tenant, platform: p }, connection);
+  const auth = connect.authFor(tenant, connection, binding);
   let told: string;
   try {
     const { token } = await auth.accessToken();
-    if (p.kind === 'xero') {
-      const id = binding?.connectionId ?? (await xeroConnections(p, token)).find((c) => c.tenantId === connection)?.id;
-      if (id !== undefined) await revokeXero(p, token, id);
-      told = id === undefined ? 'the organisation was no longer connected' : 'revoked';
-    } else {
-      await revokeQuickBooks(p, token);
-      told = 'revoked';
-    }
+    const revoke = m.oauth.revoke;
+    told = revoke === undefined
+      ? 'not told: the platform has no revoke call (disconnect the app there)'
+      : await revoke({ config: p, binding, connection, clientSecret: m.oauth.credentials(p).clientSecret, accessToken: token, refreshToken: undefined, fetch: connect.fetchFor({ ...tenant, oauth: m.oauth }) });
   } catch (err) {
     told = `not told: ${(err as Error).message}`;
   }

@@ -1,5 +1,5 @@
 /**
- * The connection state of every Xero and QuickBooks tenant, read from Redis (the binding and the token chain, never a
+ * The connection state of every OAuth platform's tenant (Xero, QuickBooks, ...: the registry's), read from Redis (the binding and the token chain, never a
  * token), for `connect status` and the connection-state metric; and `connect revoke`.
  *
  *   connected            a chain that works as far as we know: since when, the refresh token's age (the last rotation)
@@ -17,17 +17,17 @@ import type { TenantConfig } from '../config/tenants.js';
 import type { TokenKeys } from '../config/token-key.js';
 import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
-import { QUICKBOOKS_OAUTH, XERO_OAUTH } from '../platforms/oauth/oauth.js';
 import { PlatformTokenStore, type StoredTokens } from '../platforms/oauth/token-store.js';
+import { oauthOf, type PlatformKind } from '../platforms/registry.js';
 
 export type ConnectionState = 'connected' | 'awaiting_connection' | 'needs_reconnect';
 
-export const IDLE_LIMIT_DAYS = { xero: 60, quickbooks: 100 } as const;
 const DAY = 86_400_000;
 
 export interface ConnectionReport {
   tenant: string;
-  platform: 'xero' | 'quickbooks';
+  /** The platform's kind (an OAuth platform's). */
+  platform: PlatformKind;
   state: ConnectionState;
   /** The organisation id (Xero) or realm id (QuickBooks), and its name when known. */
   connection?: string;
@@ -48,13 +48,10 @@ export interface ConnectionReport {
   next?: string;
 }
 
-type OAuthTenant = TenantConfig & { platform: { kind: 'xero' | 'quickbooks' } };
-const isOAuth = (t: TenantConfig): t is OAuthTenant => t.platform.kind === 'xero' || t.platform.kind === 'quickbooks';
-
-/** The organisation (realm) of a tenant: its tenants-file entry's, else the one a connect link bound. */
+/** The connection (organisation, company) of a tenant: its tenants-file entry's, else the one a connect link bound. */
 export function connectionOf(t: TenantConfig, binding: Binding | undefined): string | undefined {
   const p = t.platform;
-  const named = p.kind === 'xero' ? p.xeroTenantId : p.kind === 'quickbooks' ? p.realmId : undefined;
+  const named = oauthOf(p)?.oauth.connectionOf(p);
   return named ?? (binding?.platform === p.kind ? binding.connection : undefined);
 }
 
@@ -99,10 +96,10 @@ function cipherOf(keys: TokenKeys | undefined): TokenCipher | undefined {
  * Which key opens the chain's refresh token: `current`, `previous`, `none` (neither; without keys: a process marked
  * it so), or undefined (no keys given and no mark: not known).
  */
-function sealedBy(chain: StoredTokens, kind: 'xero' | 'quickbooks', connection: string, cipher: TokenCipher | undefined): 'current' | 'previous' | 'none' | undefined {
+function sealedBy(chain: StoredTokens, context: (connection: string, kind: 'refresh' | 'access') => string, connection: string, cipher: TokenCipher | undefined): 'current' | 'previous' | 'none' | undefined {
   if (cipher === undefined) return chain.undecryptable !== undefined ? 'none' : undefined;
-  const context = (kind === 'xero' ? XERO_OAUTH : QUICKBOOKS_OAUTH).context(connection, 'refresh');
-  return cipher.openedBy(chain.state.cur, context) ?? 'none';
+  const bound = context(connection, 'refresh');
+  return cipher.openedBy(chain.state.cur, bound) ?? 'none';
 }
 
 export async function connectionStates(redis: Redis, prefix: string, tenants: readonly TenantConfig[], o: StateOptions = {}): Promise<ConnectionReport[]> {
@@ -111,7 +108,8 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
   const bindings = new BindingStore(redis, prefix);
   const out: ConnectionReport[] = [];
   for (const t of tenants) {
-    if (!isOAuth(t)) continue;
+    const m = oauthOf(t.platform);
+    if (m === undefined) continue;
     const kind = t.platform.kind;
     const link = `collections-sync connect link --tenant ${t.id}`;
     // A tenant that has a connection (even a broken one) takes a reconnect link (decision 0160).
@@ -126,7 +124,7 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
       out.push({ ...base, state: 'needs_reconnect', reason: 'the stored token chain is not readable', next: relink });
       continue;
     }
-    const fromFile = 'refreshToken' in t.platform && t.platform.refreshToken !== undefined;
+    const fromFile = m.oauth.credentials(t.platform).refreshToken !== undefined;
     if (chain === undefined) {
       if (fromFile && connection !== undefined) out.push({ ...base, state: 'connected', via: 'tenants file', reason: 'the refresh token of the tenants file is used at the first run' });
       else out.push({ ...base, state: 'awaiting_connection', next: link });
@@ -137,7 +135,8 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
     const connectedAt = s.connectedAt ?? binding?.connectedAt;
     const refreshedAt = s.rotatedAt ?? s.connectedAt;
     const ageDays = refreshedAt === undefined ? undefined : Math.floor((now - refreshedAt) / DAY);
-    const limit = IDLE_LIMIT_DAYS[kind];
+    // A platform whose refresh tokens do not expire from idleness has no limit (0).
+    const limit = m.oauth.idleLimitDays > 0 ? m.oauth.idleLimitDays : Infinity;
     const report: ConnectionReport = {
       ...base,
       state: 'connected',
@@ -146,7 +145,7 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
       ...(refreshedAt !== undefined ? { refreshedAt } : {}),
       ...(ageDays !== undefined ? { refreshTokenAgeDays: ageDays } : {}),
     };
-    const sealed = connection === undefined ? undefined : sealedBy(chain, kind, connection, cipher);
+    const sealed = connection === undefined ? undefined : sealedBy(chain, m.oauth.chain.context, connection, cipher);
     if (sealed === 'none') {
       const keys = cipher?.rotating === true ? 'PLATFORM_TOKEN_KEY or PLATFORM_TOKEN_KEY_PREVIOUS' : 'PLATFORM_TOKEN_KEY';
       out.push({ ...report, state: 'needs_reconnect', reason: `the stored token chain cannot be decrypted with ${keys}: give the key it was sealed with as PLATFORM_TOKEN_KEY_PREVIOUS, or reconnect`, next: relink });

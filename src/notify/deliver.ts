@@ -16,7 +16,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { Webhook } from 'standardwebhooks';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import { type AddressGuard, BlockedAddressError } from './address-guard.js';
 import { bodyOf, type NotifyEvent } from './events.js';
 

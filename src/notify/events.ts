@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { tenantIdSchema } from '../config/tenants.js';
 import { RUN_MODES } from '../glossary.js';
+import { OAUTH_KINDS } from '../platforms/registry.js';
 
 export const NOTIFY_EVENT_TYPES = ['run.finished', 'connection.changed'] as const;
 export type NotifyEventType = (typeof NOTIFY_EVENT_TYPES)[number];
@@ -40,7 +41,8 @@ export const CONNECTION_STATES = ['connected', 'needs_reconnect', 'revoked'] as 
 
 export const connectionChangedDataSchema = z.strictObject({
   tenantId: tenantIdSchema,
-  platform: z.enum(['xero', 'quickbooks']),
+  /** An OAuth platform's kind (the registry's). */
+  platform: z.enum(OAUTH_KINDS),
   /** connected: a connect link completed; needs_reconnect: the platform refused the grant; revoked: `connect revoke`. */
   state: z.enum(CONNECTION_STATES),
   reason: z.string().max(EVENT_ERROR_MAX_CHARS + 3).optional(),

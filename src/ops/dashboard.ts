@@ -21,7 +21,7 @@ import type { Queue } from 'bullmq';
 import { Hono } from 'hono';
 import { basicAuth } from 'hono/basic-auth';
 import { HTTPException } from 'hono/http-exception';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import type { Logger } from '../logger.js';
 import { sleep } from '../sleep.js';
 

@@ -1,21 +1,21 @@
 /**
- * The adapter of a Xero or QuickBooks tenant whose tenants-file entry names no organisation (realm): it reads the
- * connection a connect link bound (oauth/binding.ts) before each page, builds the platform's adapter for it, and
- * rebuilds it when a reconnect bound another one. Unbound, every read is PLATFORM_NOT_CONNECTED (the run ends
+ * The adapter of an OAuth platform's tenant whose tenants-file entry names no connection (organisation, company): it
+ * reads the connection a connect link bound (oauth/binding.ts) before each page, builds the platform's adapter for
+ * it, and rebuilds it when a reconnect bound another one. Unbound, every read is PLATFORM_NOT_CONNECTED (the run ends
  * `waiting for connection`).
  */
 import type { Entity } from '../glossary.js';
-import type { BindingStore } from './oauth/binding.js';
+import type { Binding, BindingStore } from './oauth/binding.js';
 import { PlatformNotConnectedError, type Page, type PageRequest, type PlatformAdapter } from './types.js';
 
 export class BoundAdapter implements PlatformAdapter {
   private current: { connection: string; adapter: PlatformAdapter } | undefined;
 
   constructor(
-    readonly kind: 'xero' | 'quickbooks',
+    readonly kind: string,
     private readonly tenant: string,
     private readonly bindings: BindingStore,
-    private readonly build: (connection: string) => PlatformAdapter,
+    private readonly build: (binding: Binding) => PlatformAdapter,
   ) {}
 
   private async adapter(): Promise<PlatformAdapter> {
@@ -25,7 +25,7 @@ export class BoundAdapter implements PlatformAdapter {
     }
     if (this.current?.connection !== binding.connection) {
       await this.current?.adapter.close?.();
-      this.current = { connection: binding.connection, adapter: this.build(binding.connection) };
+      this.current = { connection: binding.connection, adapter: this.build(binding) };
     }
     return this.current.adapter;
   }

@@ -27,7 +27,7 @@ import { createHmac, createHash, randomBytes, timingSafeEqual } from 'node:crypt
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secret.js';
 import { createBoundedServer, DEFAULT_SERVER_LIMITS, listen, MinuteLimiter, type ServerLimits } from '../http-server.js';
 import { parseJsonBounded } from '../json-bounded.js';
 import type { Logger } from '../logger.js';

@@ -17,10 +17,11 @@ import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
 import { Agent } from 'undici';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
-import { PlatformAuth, XERO_OAUTH } from '../../src/platforms/oauth/oauth.js';
+import { PlatformAuth } from '../../src/platforms/oauth/oauth.js';
+import { xeroOAuth } from '../../src/platforms/xero/oauth.js';
 
 const FULL = 'full-key-Ur7Kd2Wq9XbN4tLm8VzHc3Jp6Fs5Gy';
 const BETA_ONLY = 'beta-key-Pn5Dx8Qw2Ha7Rk4VmLz9Tc3Jb6Fs';
@@ -335,7 +336,7 @@ describe('the control API', () => {
     // Kiwi gets a connection (the chain's first link from a grant, and its binding, as a callback writes them).
     const org = '8f6c2c1e-2b7a-4c55-9d1e-0a1b2c3d4e5f';
     const cipher = TokenCipher.fromText(TOKEN_KEY);
-    const auth = new PlatformAuth({ platform: XERO_OAUTH, redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, connection: org, clientId: 'XEROCLIENT', clientSecret: new Secret('xero-secret'), tokenUrl: 'http://127.0.0.1:9/token', cipher, dispatcher: new Agent() });
+    const auth = new PlatformAuth({ platform: xeroOAuth.chain, redis: rig.app.redis, prefix: rig.env.KEY_PREFIX, connection: org, clientId: 'XEROCLIENT', clientSecret: new Secret('xero-secret'), tokenUrl: 'http://127.0.0.1:9/token', cipher, dispatcher: new Agent() });
     await auth.connect({ refreshToken: 'refresh-of-a-grant', accessToken: 'access-of-a-grant', expiresInS: 1800 });
     await new BindingStore(rig.app.redis, rig.env.KEY_PREFIX).set('kiwi', { platform: 'xero', connection: org, connectedAt: Date.now() });
     const refused = await api.call<Problem>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: {} });

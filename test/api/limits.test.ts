@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountApi, openApiDocument, type ApiDeps } from '../../src/api/index.js';
 import { parseApiKeys } from '../../src/config/api-keys.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { ApiClient } from '../helpers/openapi.js';
 import { useTestRedis } from '../helpers/redis.js';

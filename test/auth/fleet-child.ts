@@ -11,7 +11,7 @@ import type { AuthMetrics } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { jwtExpiryMs } from '../../src/collections/token.js';
 import type { TokenLease, TokenProvider } from '../../src/collections/token-provider.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { buildRig, quietLogger, sleep } from './harness.js';
 
 const configSchema = z.object({

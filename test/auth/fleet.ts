@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { expect } from 'vitest';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { resolveAuthSettings, tokenPlan } from '../../src/auth/settings.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { testPrefix } from '../helpers/redis.js';
 import { spawnChild, type Child } from './children.js';

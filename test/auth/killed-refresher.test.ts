@@ -8,7 +8,7 @@ import { authClientKey, type AuthMetrics, type RotateOutcome } from '../../src/a
 import { enqueueRefresh } from '../../src/queues/index.js';
 import type { AuthSettingsInput } from '../../src/auth/settings.js';
 import { CollectionsClient } from '../../src/collections/client.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { spawnChild, type Child } from './children.js';

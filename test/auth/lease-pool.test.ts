@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { authClientKey } from '../../src/auth/index.js';
 import { ClientAuthStore } from '../../src/auth/token-store.js';
 import type { TokenProvider } from '../../src/collections/token-provider.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { spawnChild } from './children.js';

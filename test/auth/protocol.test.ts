@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { createHash, createHmac } from 'node:crypto';
 import { authClientKey, CredentialsRejectedError, secretFingerprint } from '../../src/auth/index.js';
 import { CollectionsError } from '../../src/collections/errors.js';

@@ -5,7 +5,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createRefreshTokenProcessor } from '../../jobs/refresh-token.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { authClientKey, authKeys, type ClientCredentials, type RotateOptions } from '../../src/auth/index.js';
 import { ensureRefreshSchedules, jobId, JOBS } from '../../src/queues/index.js';
 import { refreshId } from '../../src/queues/jobs.js';

@@ -7,7 +7,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { authClientKey, authKeys, type ClientCredentials } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
 import { requestToken, TOKEN_ROUTE } from '../../src/collections/token.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { dropPrefix, testPrefix, useTestRedis } from '../helpers/redis.js';
 import { buildRig, eventually } from './harness.js';

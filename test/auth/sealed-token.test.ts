@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClientAuthStore, SEALED_PREFIX } from '../../src/auth/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { TokenCipher } from '../../src/platforms/oauth/index.js';
 import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { buildRig, redisAt, type AuthRig } from './harness.js';

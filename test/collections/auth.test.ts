@@ -1,7 +1,7 @@
 /** Tokens: requestToken, the 401 path through a TokenProvider, and no token or secret in errors or logs. */
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { createLogger } from '../../src/logger.js';
 import { AuthError, CollectionsError, TransientError, errorCode } from '../../src/collections/errors.js';
 import { FixedTokenProvider, StaticTokenProvider } from '../../src/collections/static-token-provider.js';

@@ -1,6 +1,6 @@
 /** The simulator on 127.0.0.1:0 and a client on it, for the collections tests. */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { CollectionsClient, type CollectionsClientOptions, type RequestEvent } from '../../src/collections/client.js';
 import { StaticTokenProvider } from '../../src/collections/static-token-provider.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';

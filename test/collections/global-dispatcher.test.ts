@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Errors from '../../src/collections/errors.js';
 import type * as Http from '../../src/collections/http.js';
 import type * as Token from '../../src/collections/token.js';
-import type * as SecretModule from '../../src/config/secret.js';
+import type * as SecretModule from '../../src/secret.js';
 import type * as FixtureModule from './fixture.js';
 
 describe("after Node's own fetch has taken the global dispatcher", () => {
@@ -34,7 +34,7 @@ describe("after Node's own fetch has taken the global dispatcher", () => {
     token = await import('../../src/collections/token.js');
     errors = await import('../../src/collections/errors.js');
     fixture = await import('./fixture.js');
-    ({ Secret } = await import('../../src/config/secret.js'));
+    ({ Secret } = await import('../../src/secret.js'));
     f = await fixture.startFixture();
     silent = createServer(() => undefined); // reads the request, never answers
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

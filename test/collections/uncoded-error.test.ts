@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AmbiguousError, TransientError } from '../../src/collections/errors.js';
 import { send } from '../../src/collections/http.js';
 import { requestToken } from '../../src/collections/token.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { caught } from './util.js';
 
 /** A third-party double: undici's Dispatcher whose every request fails in its own setup. */

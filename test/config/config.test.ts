@@ -5,7 +5,8 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadEnv } from '../../src/config/env.js';
 import { parseDuration } from '../../src/config/duration.js';
-import { checkTenantsNeeds, parseTenants, type QuickBooksTenant, type TenantsFile } from '../../src/config/tenants.js';
+import { checkTenantsNeeds, parseTenants, type TenantsFile } from '../../src/config/tenants.js';
+import type { QuickBooksConfig as QuickBooksTenant } from '../../src/platforms/quickbooks/config.js';
 
 const good = {
   tenants: [

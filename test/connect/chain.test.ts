@@ -8,13 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { parseTenants } from '../../src/config/tenants.js';
 import { Hono } from 'hono';
 import { Capabilities, Connect, mountConnectRoutes } from '../../src/connect/index.js';
 import { capturingLogger } from '../platforms/xero/harness.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
-import { PlatformAuth, XERO_OAUTH } from '../../src/platforms/oauth/oauth.js';
+import { PlatformAuth } from '../../src/platforms/oauth/oauth.js';
+import { xeroOAuth } from '../../src/platforms/xero/oauth.js';
 import { PlatformNotConnectedError } from '../../src/platforms/types.js';
 import { startTestRedis, testPrefix, type TestRedis } from '../helpers/redis.js';
 import type { FakeXero } from '../platforms/xero/fake-xero.js';
@@ -28,7 +29,7 @@ describe('PlatformAuth.connect: the first link of the chain from a code exchange
   const cipher = TokenCipher.fromText(TOKEN_KEY);
   const auth = (prefix: string, refreshToken?: string): PlatformAuth =>
     new PlatformAuth({
-      platform: XERO_OAUTH,
+      platform: xeroOAuth.chain,
       redis: client,
       prefix,
       connection: fake.options.xeroTenantId,

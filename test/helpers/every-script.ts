@@ -7,7 +7,9 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { ClientAuthStore } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
-import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
+import { limiterFor } from '../../src/platforms/oauth/rate-limiter.js';
+import { quickBooksOAuth } from '../../src/platforms/quickbooks/oauth.js';
+import { xeroOAuth } from '../../src/platforms/xero/oauth.js';
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { RedisLock } from '../../src/redis/lock.js';
 import { createStateStores } from '../../src/state/index.js';
@@ -95,7 +97,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await tokens.commit(1, 'owner', { cur: 'y', rotations: 1 });
   await tokens.connect('owner', 'connect-fp', 'fp', { cur: 'z', rotations: 0 });
   expect(await tokens.markUndecryptable({ at: 1, reason: 'another key' })).toBe(true);
-  const limiter = new XeroRateLimiter(redis, p, connection, app);
+  const limiter = limiterFor({ kind: 'xero', limits: xeroOAuth.limits }, redis, p, connection, app);
   await (await limiter.acquire()).release();
   await limiter.block('minute', 1_000);
   const realm = new PlatformTokenStore(redis, p, 'quickbooks', connection);
@@ -103,7 +105,7 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   // A rotation: the same file token's fingerprint under the old key counts as seen.
   expect(await realm.seed('fp-new', { cur: 'x2', rotations: 0 }, 'fp')).toBe(0);
   await realm.commitAt(1, { cur: 'y', rotations: 1 });
-  const realmLimiter = new QuickBooksRateLimiter(redis, p, connection);
+  const realmLimiter = limiterFor({ kind: 'quickbooks', limits: quickBooksOAuth.limits }, redis, p, connection, 'app');
   await (await realmLimiter.acquire()).release();
 }
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/config/env.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { connectionChangedEvent, notifyBackoffOf, notifyBackoffStrategy, notifyEventSchema, runFinishedEvent, signedHeaders, bodyOf } from '../../src/notify/index.js';
 import { ceilingMs } from '../../src/retry.js';
 import { Webhook } from 'standardwebhooks';

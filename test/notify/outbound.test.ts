@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/config/env.js';
 import { parseNetworks } from '../../src/config/networks.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { AddressGuard, BlockedAddressError, deliverEvent, embeddedIpv4, FAILURE_CLASSES, runFinishedEvent, type AttemptResult } from '../../src/notify/index.js';
 import { freePort } from '../helpers/redis.js';
 import { newSecret, startReceiver, type Receiver } from './receiver.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { createLogger } from '../../src/logger.js';
 import { hideSecrets, startDashboard, type Dashboard } from '../../src/ops/dashboard.js';
 import { useTestRedis } from '../helpers/redis.js';

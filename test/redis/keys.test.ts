@@ -12,7 +12,9 @@ import { authClientKey, authKeys } from '../../src/auth/index.js';
 import { CallLedger, CampaignStore } from '../../src/calls/index.js';
 import { LinkStore } from '../../src/connect/links.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
-import { QuickBooksRateLimiter, XeroRateLimiter } from '../../src/platforms/oauth/rate-limiter.js';
+import { limiterFor } from '../../src/platforms/oauth/rate-limiter.js';
+import { quickBooksOAuth } from '../../src/platforms/quickbooks/oauth.js';
+import { xeroOAuth } from '../../src/platforms/xero/oauth.js';
 import { QuickBooksMemory } from '../../src/platforms/quickbooks/memory.js';
 import { PlatformTokenStore, XeroTokenStore } from '../../src/platforms/oauth/token-store.js';
 import { clientDigest, keyBase, legacyKey, queuePrefix, tenantKey } from '../../src/redis/keys.js';
@@ -136,7 +138,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     const b = keyBase(p);
     expect([tokens.key, tokens.lockKey]).toEqual([`${b}:xero:{org-1}:oauth`, `${b}:xero:{org-1}:oauth-lock`]);
     await tokens.seed('fp', { cur: 'x', rotations: 0 });
-    const limiter = new XeroRateLimiter(redis, p, 'org-1', 'app-1');
+    const limiter = limiterFor({ kind: 'xero', limits: xeroOAuth.limits }, redis, p, 'org-1', 'app-1');
     const lease = await limiter.acquire();
     for (const scope of ['minute', 'day', 'concurrent', 'app'] as const) await limiter.block(scope, 60_000);
 
@@ -163,7 +165,7 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     const tokens = new PlatformTokenStore(redis, p, 'quickbooks', '9130346988751236');
     expect([tokens.key, tokens.lockKey]).toEqual([`${b}:quickbooks:{9130346988751236}:oauth`, `${b}:quickbooks:{9130346988751236}:oauth-lock`]);
     await tokens.seed('fp', { cur: 'x', rotations: 0 });
-    const limiter = new QuickBooksRateLimiter(redis, p, '9130346988751236');
+    const limiter = limiterFor({ kind: 'quickbooks', limits: quickBooksOAuth.limits }, redis, p, '9130346988751236', 'app');
     const lease = await limiter.acquire();
     for (const scope of ['minute', 'concurrent'] as const) await limiter.block(scope, 60_000);
     expect(await keysUnder(p)).toEqual(

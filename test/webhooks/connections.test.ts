@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseTrustProxy } from '../../src/config/trust-proxy.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { createLogger } from '../../src/logger.js';
 import type { ServerLimits } from '../../src/http-server.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secret.js';
 import { createLogger } from '../../src/logger.js';
 import { MAX_BODY_BYTES, startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 

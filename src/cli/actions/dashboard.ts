@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { loadEnv } from '../../config/env.js';
 import { formatIssues } from '../../config/issues.js';
-import { Secret } from '../../config/secret.js';
+import { Secret } from '../../secret.js';
 import { readSecretFiles, secret, secretKeys } from '../../config/secret-files.js';
 import { serverLimitsOf } from '../../http-server.js';
 import { createLogger } from '../../logger.js';

@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { isUnder } from '../../config/file-root.js';
+import { isUnder } from './root.js';
 import type { Entity } from '../../glossary.js';
 import { checkRecord, rawCursor, rawId, type RecordOf } from '../records.js';
 import { compareCursor, PlatformError, type BadRecord, type Cursor, type Page, type PageRequest, type PlatformAdapter } from '../types.js';

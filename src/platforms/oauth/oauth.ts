@@ -20,44 +20,36 @@
  * - The token call's timeout is well under the lock's TTL, and the lock is re-checked just before the call.
  */
 import type { Redis } from 'ioredis';
+import * as oauth from 'oauth4webapi';
 import type { Logger } from 'pino';
-import { request, type Dispatcher } from 'undici';
-import type { Secret } from '../../config/secret.js';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import type { Secret } from '../../secret.js';
+import { isLoopbackHost } from '../../urls.js';
 import { RedisLock } from '../../redis/lock.js';
 import { retry, type RetryPolicy } from '../../retry.js';
 import { PlatformError, PlatformNotConnectedError } from '../types.js';
 import { errorName } from '../wire.js';
 import type { TokenCipher } from './cipher.js';
-import { tokenErrorSchema, tokenResponseSchema } from './schemas.js';
-import { PlatformTokenStore, type OAuthPlatformKind, type StoredState, type StoredTokens } from './token-store.js';
+import { PlatformTokenStore, type StoredState, type StoredTokens } from './token-store.js';
 
-/** What differs between platforms, besides settings: names in keys, logs and messages. */
+/** What differs between platforms, besides settings: names in keys, logs and messages (each platform's module gives it). */
 export interface OAuthPlatform {
-  kind: OAuthPlatformKind;
+  /** The platform's kind: the first word of its keys and log lines. */
+  kind: string;
   /** What one connection is, for messages: `Xero organisation`, `QuickBooks company (realmId)`. */
   connectionName: string;
   /** How the operator reconnects, for the revoked-grant message: `Reconnect the app <this>`. */
   reconnectWhere: string;
   /** The additional data a stored token is bound to (Xero's is `<org>:<refresh|access>`, as it always was). */
-  context(connection: string, kind: 'refresh' | 'access'): string;
+  context(this: void, connection: string, kind: 'refresh' | 'access'): string;
   /** The answer header the platform's support asks for (`intuit_tid`), named in every token endpoint failure. */
   supportHeader?: string;
+  /**
+   * The token endpoint's `error` values that mean the refresh token is gone for good (revoked, expired): RFC 6749's
+   * `invalid_grant`, and a platform's own word for it (Zoho's `invalid_code`).
+   */
+  revokedErrors?: readonly string[];
 }
-
-export const XERO_OAUTH: OAuthPlatform = {
-  kind: 'xero',
-  connectionName: 'Xero organisation',
-  reconnectWhere: 'to that organisation in Xero',
-  context: (connection, kind) => `${connection}:${kind}`,
-};
-
-export const QUICKBOOKS_OAUTH: OAuthPlatform = {
-  kind: 'quickbooks',
-  connectionName: 'QuickBooks company (realmId)',
-  reconnectWhere: "to that company in QuickBooks (the app's connect flow, scope com.intuit.quickbooks.accounting)",
-  context: (connection, kind) => `quickbooks:${connection}:${kind}`,
-  supportHeader: 'intuit_tid',
-};
 
 export interface PlatformAuthSettings {
   /** Timeout of one token call (must stay well under `lockTtlMs`). Default 10 s. */
@@ -108,6 +100,8 @@ export interface PlatformAuthOptions {
    */
   refreshToken?: Secret | undefined;
   tokenUrl: string;
+  /** How the app authenticates at the token endpoint: HTTP Basic (default), or client_id and client_secret in the form (Zoho). */
+  clientAuth?: 'basic' | 'post';
   cipher: TokenCipher;
   dispatcher: Dispatcher;
   logger?: Logger;
@@ -152,7 +146,7 @@ export class PlatformAuth {
   private readonly seedFingerprint: string | undefined;
   /** The file token's fingerprint under the key being rotated out (undefined: no rotation). */
   private readonly previousSeedFingerprint: string | undefined;
-  private readonly name: OAuthPlatformKind;
+  private readonly name: string;
   private seedChecked = false;
   private inflight: Promise<AccessToken> | undefined;
   private unsaved: Unsaved | undefined;
@@ -458,46 +452,59 @@ export class PlatformAuth {
     }
   }
 
-  /** One call to the token endpoint. Network errors, timeouts and 5xx are retryable; invalid_grant is returned. */
+  /**
+   * One refresh-token grant at the token endpoint, through oauth4webapi as the code grant is (src/connect): the request,
+   * the client's authentication (HTTP Basic of id and secret as they are, or both in the form), the answer's checks.
+   * Network errors, timeouts and 5xx are retryable; a refresh token the platform says is gone (`invalid_grant`, or its
+   * own word for it: `revokedErrors`) is returned as such. An answer without a refresh token keeps the one sent: the
+   * platform does not rotate it (RFC 6749 6: it may send a new one). A 200 whose body is an error (Zoho's token
+   * endpoint answers errors so) is read as that error.
+   */
   private async call(refreshToken: string, lock: RedisLock): Promise<TokenCall> {
     if (!(await lock.isHeld())) {
       throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: lost the token refresh lock before the token call; the refresh is retried`, true);
     }
-    const basic = Buffer.from(`${this.options.clientId}:${this.options.clientSecret.reveal()}`, 'utf8').toString('base64');
-    let status: number;
-    let body: unknown;
-    let ref = '';
+    const { tokenUrl, clientId, clientSecret, dispatcher } = this.options;
+    const as: oauth.AuthorizationServer = { issuer: new URL(tokenUrl).origin, token_endpoint: tokenUrl };
+    const client: oauth.Client = { client_id: clientId };
+    const timeoutMs = this.settings.requestTimeoutMs;
+    const options = {
+      signal: AbortSignal.timeout(timeoutMs),
+      [oauth.customFetch]: (url: string, init: RequestInit) => undiciFetch(url, { ...(init as unknown as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>,
+      ...(tokenUrl.startsWith('http://') && isLoopbackHost(new URL(tokenUrl).hostname) ? { [oauth.allowInsecureRequests]: true } : {}),
+    };
+    let res: Response;
     try {
-      const res = await request(this.options.tokenUrl, {
-        method: 'POST',
-        dispatcher: this.options.dispatcher,
-        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
-        signal: AbortSignal.timeout(this.settings.requestTimeoutMs),
-        headersTimeout: this.settings.requestTimeoutMs,
-        bodyTimeout: this.settings.requestTimeoutMs,
-      });
-      status = res.statusCode;
-      const support = this.options.platform.supportHeader;
-      const tid = support === undefined ? undefined : res.headers[support];
-      if (support !== undefined && tid !== undefined) ref = `, ${support} ${String(tid)}`;
-      const text = await res.body.text();
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
+      res = await oauth.refreshTokenGrantRequest(as, client, clientAuthOf(this.options.clientAuth ?? 'basic', clientId, clientSecret), refreshToken, options);
     } catch (err) {
       throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint did not answer (${errorName(err)}); the refresh is retried`, true, { cause: err });
     }
-    if (status === 200) {
-      const ok = tokenResponseSchema.safeParse(body);
-      if (!ok.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', `${this.name}: the token endpoint answered 200 without access_token, refresh_token and expires_in`, true);
-      return { kind: 'ok', accessToken: ok.data.access_token, refreshToken: ok.data.refresh_token, expiresInS: ok.data.expires_in };
+    const support = this.options.platform.supportHeader;
+    const tid = support === undefined ? null : res.headers.get(support);
+    const ref = support !== undefined && tid !== null ? `, ${support} ${tid}` : '';
+    const body: unknown = await res
+      .clone()
+      .json()
+      .catch(() => undefined);
+    const errorIn = (b: unknown): string | undefined => (b !== null && typeof b === 'object' && typeof (b as Record<string, unknown>)['error'] === 'string' ? String((b as Record<string, unknown>)['error']) : undefined);
+    let code: string | undefined;
+    let tokens: oauth.TokenEndpointResponse | undefined;
+    if (res.status === 200 && errorIn(body) !== undefined && (body as Record<string, unknown>)['access_token'] === undefined) code = errorIn(body);
+    else {
+      try {
+        tokens = await oauth.processRefreshTokenResponse(as, client, res);
+      } catch (err) {
+        if (err instanceof oauth.ResponseBodyError) code = err.error;
+        else if (res.status === 200) throw new PlatformError('PLATFORM_BAD_RESPONSE', `${this.name}: the token endpoint answered 200 without a usable token (${errorName(err)})${ref}`, true);
+        else throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${res.status}${errorIn(body) ? ` (${errorIn(body)})` : ''}${ref}; the refresh is retried`, true);
+      }
     }
-    const error = tokenErrorSchema.safeParse(body);
-    const code = error.success ? error.data.error : undefined;
-    if (code === 'invalid_grant') return { kind: 'invalid_grant', detail: `invalid_grant${ref}` };
+    if (tokens !== undefined) {
+      const next = typeof tokens.refresh_token === 'string' && tokens.refresh_token !== '' ? tokens.refresh_token : refreshToken;
+      return { kind: 'ok', accessToken: tokens.access_token, refreshToken: next, expiresInS: tokens.expires_in ?? 3600 };
+    }
+    const revoked = this.options.platform.revokedErrors ?? ['invalid_grant'];
+    if (code !== undefined && (code === 'invalid_grant' || revoked.includes(code))) return { kind: 'invalid_grant', detail: `${code}${ref}` };
     if (code === 'invalid_client' || code === 'unauthorized_client') {
       throw new PlatformError(
         'PLATFORM_AUTH_FAILED',
@@ -505,7 +512,7 @@ export class PlatformAuth {
         false,
       );
     }
-    throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${status}${code ? ` (${code})` : ''}${ref}; the refresh is retried`, true);
+    throw new PlatformError('PLATFORM_UNAVAILABLE', `${this.name}: the token endpoint answered ${res.status}${code ? ` (${code})` : ''}${ref}; the refresh is retried`, true);
   }
 
   private revokedError(detail: string): PlatformError {
@@ -535,4 +542,16 @@ export class PlatformAuth {
       );
     }
   }
+}
+
+/**
+ * The app's authentication at a token endpoint. Basic: base64 of `id:secret` as they are (oauth4webapi's
+ * ClientSecretBasic form-encodes both first, RFC 6749 2.3.1, which the platforms' token endpoints are not known to
+ * decode; the code grant in src/connect spells it the same way). Post: both in the form.
+ */
+export function clientAuthOf(kind: 'basic' | 'post', clientId: string, secret: Secret): oauth.ClientAuth {
+  if (kind === 'post') return oauth.ClientSecretPost(secret.reveal());
+  return (_as, _client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${clientId}:${secret.reveal()}`, 'utf8').toString('base64')}`);
+  };
 }

@@ -1,7 +1,7 @@
 /**
- * A platform's API limits, kept in Redis so every process of the fleet shares them, given as parameters: Xero's per
- * connection (organisation) 5 calls in flight, 60 per minute and 5,000 per day, and per app 10,000 per minute;
- * QuickBooks' per company (realm) 10 in flight and 500 per minute (no daily or app limit: 0 turns one off).
+ * A platform's API limits, kept in Redis so every process of the fleet shares them, given as parameters (each
+ * platform's module says its own: Xero's per organisation 5 calls in flight, 60 per minute and 5,000 per day, and per
+ * app 10,000 per minute; QuickBooks' per company 10 in flight and 500 per minute; 0 turns a limit off).
  *
  * - In flight: a sorted set of leases scored by their expiry, so a crashed process's lease frees itself.
  * - Per minute: a sliding log (a sorted set of call times over the last 60 s).
@@ -34,26 +34,6 @@ export interface PlatformLimits {
   /** How long a spent daily limit (`X-DayLimit-Remaining: 0`, no Retry-After) blocks calls. */
   dayBlockMs: number;
 }
-
-export const XERO_LIMITS: PlatformLimits = {
-  concurrent: 5,
-  perMinute: 60,
-  perDay: 5_000,
-  appPerMinute: 10_000,
-  leaseMs: 60_000,
-  concurrentWaitMs: 30_000,
-  dayBlockMs: 15 * 60_000,
-};
-
-export const QUICKBOOKS_LIMITS: PlatformLimits = {
-  concurrent: 10,
-  perMinute: 500,
-  perDay: 0,
-  appPerMinute: 0,
-  leaseMs: 60_000,
-  concurrentWaitMs: 30_000,
-  dayBlockMs: 15 * 60_000,
-};
 
 const ACQUIRE = new LuaScript('platforms/oauth/lua/limit-acquire', { numKeys: 8 });
 const BLOCK = new LuaScript('platforms/oauth/lua/limit-block', { numKeys: 1 });
@@ -154,40 +134,35 @@ export class PlatformRateLimiter {
 }
 
 /**
- * Xero's limits for one connection (organisation) of one app. The script takes a connection's limits and its app's
- * together: one slot, so a connection's limit keys carry its app's hash tag (they are short-lived counters; the
- * connection's tokens keep a tag of their own).
+ * Where a platform's limits of one connection live, by the scope of its limits (its module's `limits.scope`):
+ * - `app` (Xero: an app-wide limit besides the connection's): `<base>:<kind>:app:{<clientId>}:org:<connection>:...`,
+ *   under the app's hash tag, so the script reads the connection's limits and its app's in one slot;
+ * - `connection` (QuickBooks, Zoho Books: per company or organisation only): `<base>:<kind>:{<connection>}:limit:...`.
  */
-export class XeroRateLimiter extends PlatformRateLimiter {
-  constructor(redis: Redis, prefix: string, connection: string, clientId: string, limits: Partial<PlatformLimits> = {}) {
-    super(
-      redis,
-      'xero',
-      {
-        conn: (...parts) => clientKey(prefix, clientId, ['xero', 'app'], 'org', connection, ...parts),
-        app: (part) => clientKey(prefix, clientId, ['xero', 'app'], part),
-      },
-      { ...XERO_LIMITS, ...limits },
-    );
+export function limitKeysOf(kind: string, scope: 'app' | 'connection', prefix: string, connection: string, clientId: string): LimitKeys {
+  if (scope === 'app') {
+    return {
+      conn: (...parts) => clientKey(prefix, clientId, [kind, 'app'], 'org', connection, ...parts),
+      app: (part) => clientKey(prefix, clientId, [kind, 'app'], part),
+    };
   }
+  return {
+    conn: (...parts) => connectionKey(prefix, connection, kind, 'limit', ...parts),
+    app: (part) => connectionKey(prefix, connection, kind, 'limit', 'app', part),
+  };
 }
 
-/**
- * QuickBooks' limits for one company (realm): `<base>:quickbooks:{<realmId>}:limit:...`, the company's tag (no
- * app-wide limit, so its app keys are the company's too, and never written).
- */
-export class QuickBooksRateLimiter extends PlatformRateLimiter {
-  constructor(redis: Redis, prefix: string, realmId: string, limits: Partial<PlatformLimits> = {}) {
-    super(
-      redis,
-      'quickbooks',
-      {
-        conn: (...parts) => connectionKey(prefix, realmId, 'quickbooks', 'limit', ...parts),
-        app: (part) => connectionKey(prefix, realmId, 'quickbooks', 'limit', 'app', part),
-      },
-      { ...QUICKBOOKS_LIMITS, ...limits },
-    );
-  }
+/** The limiter of one connection of a platform whose limits are `limits` (its module's), with `overrides` (tests). */
+export function limiterFor(
+  platform: { kind: string; limits: PlatformLimits & { scope: 'app' | 'connection' } },
+  redis: Redis,
+  prefix: string,
+  connection: string,
+  clientId: string,
+  overrides: Partial<PlatformLimits> = {},
+): PlatformRateLimiter {
+  const { scope, ...limits } = platform.limits;
+  return new PlatformRateLimiter(redis, platform.kind, limitKeysOf(platform.kind, scope, prefix, connection, clientId), { ...limits, ...overrides });
 }
 
 /** `Retry-After` in ms: the app's one parser (src/retry.ts), shared with the collections client. */

@@ -50,8 +50,8 @@ const COMMIT = new LuaScript('platforms/oauth/lua/tokens-commit', { numKeys: 2 }
 const CONNECT = new LuaScript('platforms/oauth/lua/tokens-connect', { numKeys: 2 });
 const MARK = new LuaScript('platforms/oauth/lua/tokens-mark', { numKeys: 1 });
 
-/** The platforms whose tokens are kept: the first word of their keys. */
-export type OAuthPlatformKind = 'xero' | 'quickbooks';
+/** The platform whose tokens are kept (its module's kind): the first word of their keys. */
+export type OAuthPlatformKind = string;
 
 export type CommitResult = { ok: true; version: number } | { ok: false; why: 'lock-lost' | 'version-moved' };
 

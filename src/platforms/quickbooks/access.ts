@@ -7,12 +7,14 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Agent, type Dispatcher } from 'undici';
-import type { QuickBooksTenant } from '../../config/tenants.js';
-import { oauthAccess, type OAuthAccess, type OAuthLease } from '../oauth/access.js';
+import type { OAuthAccess, OAuthLease } from '../oauth/access.js';
+import { connectionAccess } from '../oauth/chain.js';
 import { TokenCipher } from '../oauth/cipher.js';
-import { PlatformAuth, QUICKBOOKS_OAUTH, type PlatformAuthHooks, type PlatformAuthSettings } from '../oauth/oauth.js';
-import { QuickBooksRateLimiter, type PlatformLimits } from '../oauth/rate-limiter.js';
+import type { PlatformAuthHooks, PlatformAuthSettings } from '../oauth/oauth.js';
+import type { PlatformLimits } from '../oauth/rate-limiter.js';
+import type { QuickBooksConfig } from './config.js';
 import { QUICKBOOKS_THROTTLE_DEFAULT_MS } from './http.js';
+import { quickBooksOAuth } from './oauth.js';
 
 export { QUICKBOOKS_THROTTLE_DEFAULT_MS };
 
@@ -36,33 +38,21 @@ export interface QuickBooksAccessDeps {
 export type QuickBooksAccess = OAuthAccess;
 export type QuickBooksLease = OAuthLease;
 
-/** Builds the access for one quickbooks tenant. */
-export function quickBooksAccess(tenant: QuickBooksTenant, deps: QuickBooksAccessDeps): QuickBooksAccess {
+/** Builds the access for one quickbooks tenant's company (its config's realmId, or the one a connect link bound). */
+export function quickBooksAccess(tenant: QuickBooksConfig, deps: QuickBooksAccessDeps): QuickBooksAccess {
   const realmId = tenant.realmId;
   if (realmId === undefined) throw new Error('quickbooks: the access needs the company (realmId): from the tenants file or a connect link');
   const dispatcher = deps.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } });
-  const auth = new PlatformAuth({
-    platform: QUICKBOOKS_OAUTH,
+  return connectionAccess(quickBooksOAuth, tenant, realmId, undefined, {
     redis: deps.redis,
     prefix: deps.prefix,
-    connection: realmId,
-    clientId: tenant.clientId,
-    clientSecret: tenant.clientSecret,
-    refreshToken: tenant.refreshToken,
-    tokenUrl: tenant.tokenUrl,
     cipher: typeof deps.tokenKey === 'string' ? TokenCipher.fromText(deps.tokenKey) : deps.tokenKey,
     dispatcher,
-    settings: { ...deps.auth, graceMs: 0 },
-    ...(deps.logger ? { logger: deps.logger } : {}),
-    ...(deps.hooks ? { hooks: deps.hooks } : {}),
-  });
-  return oauthAccess({
-    name: 'quickbooks',
-    connection: realmId,
-    auth,
-    limiter: new QuickBooksRateLimiter(deps.redis, deps.prefix, realmId, deps.limits),
+    logger: deps.logger,
+    hooks: deps.hooks,
+    settings: deps.auth,
+    limits: deps.limits,
     throttleDefaultMs: () => QUICKBOOKS_THROTTLE_DEFAULT_MS,
-    ...(deps.dispatcher === undefined ? { owned: dispatcher } : {}),
-    ...(deps.logger ? { logger: deps.logger } : {}),
-  });
+    owned: deps.dispatcher === undefined ? dispatcher : undefined,
+  }).access;
 }

@@ -5,3 +5,7 @@ export { mapQboItem, contactRecordFrom, invoiceRecordFrom, paymentLines, isVoide
 export { QuickBooksMemory, type Seen } from './memory.js';
 export { encodeQboToken, decodeQboToken, type QboPosition } from './page-token.js';
 export { parseFault, parseQueryResponse, parseCdcResponse, QBO_ENTITY, type QboFault, type QboEntity, type FaultType } from './schemas.js';
+export { quickBooksOAuth } from './oauth.js';
+export { quickBooksConfig, QUICKBOOKS_API_URLS, QUICKBOOKS_DEFAULT_SCOPES, type QuickBooksConfig } from './config.js';
+export { quickBooksModule } from './module.js';
+export { quickBooksWebhook } from './webhook.js';

@@ -16,15 +16,16 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Agent } from 'undici';
-import type { Secret } from '../../config/secret.js';
 import type { Entity } from '../../glossary.js';
 import { compareCursor, PlatformError, type BadRecord, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
+import { connectionAccess } from '../oauth/chain.js';
 import { TokenCipher } from '../oauth/cipher.js';
-import { PlatformAuth, XERO_OAUTH, type PlatformAuthHooks, type PlatformAuthSettings } from '../oauth/oauth.js';
-import { XeroRateLimiter, type PlatformLimits } from '../oauth/rate-limiter.js';
+import type { PlatformAuth, PlatformAuthHooks, PlatformAuthSettings } from '../oauth/oauth.js';
+import type { PlatformLimits, PlatformRateLimiter } from '../oauth/rate-limiter.js';
+import type { XeroConfig } from './config.js';
 import { ifModifiedSince } from './dates.js';
-import { oauthAccess } from '../oauth/access.js';
 import { XeroHttp, xeroThrottleDefaultMs, type XeroHttpSettings } from './http.js';
+import { xeroOAuth } from './oauth.js';
 import { mapXeroItem, type ItemPosition } from './mapping.js';
 import { decodeXeroToken, encodeXeroToken, type XeroPosition } from './page-token.js';
 import { parseListing, XERO_COLLECTION } from './schemas.js';
@@ -36,13 +37,10 @@ export interface XeroAdapterOptions {
   prefix: string;
   /** PLATFORM_TOKEN_KEY (32 bytes, base64 or hex), or a ready cipher. */
   tokenKey: string | TokenCipher;
-  clientId: string;
-  clientSecret: Secret;
-  /** The tenants file's refresh token; absent: the chain a connect link started (or PLATFORM_NOT_CONNECTED). */
-  refreshToken?: Secret | undefined;
+  /** The tenant's platform config (app credentials, the tenants file's refresh token, addresses). */
+  config: XeroConfig;
+  /** The organisation: the config's xeroTenantId, or the one a connect link bound. */
   xeroTenantId: string;
-  apiUrl: string;
-  tokenUrl: string;
   logger?: Logger;
   http?: Partial<XeroHttpSettings> & { connectTimeoutMs?: number };
   auth?: Partial<PlatformAuthSettings>;
@@ -60,7 +58,7 @@ const IDS_PER_CALL = 50;
 export class XeroAdapter implements PlatformAdapter {
   readonly kind = 'xero';
   readonly auth: PlatformAuth;
-  readonly limiter: XeroRateLimiter;
+  readonly limiter: PlatformRateLimiter;
   private readonly http: XeroHttp;
   private readonly agent: Agent;
   private readonly logger: Logger | undefined;
@@ -73,34 +71,23 @@ export class XeroAdapter implements PlatformAdapter {
       connections: 16,
       connect: { timeout: options.http?.connectTimeoutMs ?? 5_000 },
     });
-    this.auth = new PlatformAuth({
-      platform: XERO_OAUTH,
+    const { auth, limiter, access } = connectionAccess(xeroOAuth, options.config, options.xeroTenantId, undefined, {
       redis: options.redis,
       prefix: options.prefix,
-      connection: options.xeroTenantId,
-      clientId: options.clientId,
-      clientSecret: options.clientSecret,
-      refreshToken: options.refreshToken,
-      tokenUrl: options.tokenUrl,
       cipher,
       dispatcher: this.agent,
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...(options.auth ? { settings: options.auth } : {}),
-      ...(options.hooks ? { hooks: options.hooks } : {}),
+      logger: options.logger,
+      hooks: options.hooks,
+      settings: options.auth,
+      limits: options.limits,
+      throttleDefaultMs: (scope, l) => xeroThrottleDefaultMs(scope, l.limits.dayBlockMs),
     });
-    this.limiter = new XeroRateLimiter(options.redis, options.prefix, options.xeroTenantId, options.clientId, options.limits);
-    const limiter = this.limiter;
+    this.auth = auth;
+    this.limiter = limiter;
     this.http = new XeroHttp({
-      apiUrl: options.apiUrl,
+      apiUrl: options.config.apiUrl,
       xeroTenantId: options.xeroTenantId,
-      access: oauthAccess({
-        name: 'xero',
-        connection: options.xeroTenantId,
-        auth: this.auth,
-        limiter,
-        throttleDefaultMs: (scope) => xeroThrottleDefaultMs(scope, limiter.limits.dayBlockMs),
-        ...(options.logger ? { logger: options.logger } : {}),
-      }),
+      access,
       dispatcher: this.agent,
       ...(options.http ? { settings: options.http } : {}),
       ...(options.logger ? { logger: options.logger } : {}),

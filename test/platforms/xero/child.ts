@@ -6,8 +6,8 @@
  */
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { Secret } from '../../../src/config/secret.js';
 import { createLogger } from '../../../src/logger.js';
+import { xeroConfig } from '../../../src/platforms/xero/config.js';
 import { XeroAdapter } from '../../../src/platforms/xero/index.js';
 import { authOverrides, crashHooks, emit, hammer, hammerConfigSchema, type HammerSummary } from '../../helpers/hammer.js';
 
@@ -31,12 +31,8 @@ async function main(): Promise<void> {
     redis,
     prefix: cfg.prefix,
     tokenKey: cfg.tokenKey,
-    clientId: cfg.clientId,
-    clientSecret: new Secret(cfg.clientSecret),
-    refreshToken: new Secret(cfg.refreshToken),
+    config: xeroConfig.parse({ kind: 'xero', clientId: cfg.clientId, clientSecret: cfg.clientSecret, refreshToken: cfg.refreshToken, apiUrl: cfg.apiUrl, tokenUrl: cfg.tokenUrl }),
     xeroTenantId: cfg.xeroTenantId,
-    apiUrl: cfg.apiUrl,
-    tokenUrl: cfg.tokenUrl,
     logger: createLogger({ level: 'silent' }),
     limits: { perMinute: 1_000_000, perDay: 1_000_000 },
     auth: authOverrides(cfg),

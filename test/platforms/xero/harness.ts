@@ -2,11 +2,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import { Secret } from '../../../src/config/secret.js';
 import type { Entity } from '../../../src/glossary.js';
 import { createLogger, type Logger } from '../../../src/logger.js';
 import type { RecordOf } from '../../../src/platforms/records.js';
 import type { BadRecord, Cursor, PlatformAdapter } from '../../../src/platforms/types.js';
+import type { z } from 'zod';
+import { xeroConfig } from '../../../src/platforms/xero/config.js';
 import { XeroAdapter, type XeroAdapterOptions } from '../../../src/platforms/xero/index.js';
 import { FakeXero, type FakeXeroOptions } from './fake-xero.js';
 import { prefixPattern } from '../../../src/redis/keys.js';
@@ -56,6 +57,8 @@ export function makeAdapter(
   prefix: string,
   refreshToken: string,
   overrides: Partial<XeroAdapterOptions> = {},
+  /** Fields of the tenant's platform config over the fake's (a wrong clientSecret). */
+  config: Partial<z.input<typeof xeroConfig>> = {},
 ): AdapterHandle {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   const { logger, logs } = capturingLogger();
@@ -63,12 +66,8 @@ export function makeAdapter(
     redis,
     prefix,
     tokenKey: TOKEN_KEY,
-    clientId: fake.options.clientId,
-    clientSecret: new Secret(fake.options.clientSecret),
-    refreshToken: new Secret(refreshToken),
+    config: xeroConfig.parse({ kind: 'xero', clientId: fake.options.clientId, clientSecret: fake.options.clientSecret, refreshToken, apiUrl: fake.apiUrl, tokenUrl: fake.tokenUrl, ...config }),
     xeroTenantId: fake.options.xeroTenantId,
-    apiUrl: fake.apiUrl,
-    tokenUrl: fake.tokenUrl,
     logger,
     http: { retryBaseMs: 20 },
     ...overrides,

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
 import { PlatformError } from '../../../src/platforms/types.js';
 import { TokenCipher, XeroTokenStore } from '../../../src/platforms/xero/index.js';
 import { testPrefix, useTestRedis } from '../../helpers/redis.js';
@@ -31,8 +30,8 @@ describe('Xero OAuth: rotating refresh tokens shared through Redis', () => {
     return fake;
   }
 
-  function adapter(fake: FakeXero, prefix: string, refresh: string, overrides: Parameters<typeof makeAdapter>[4] = {}): AdapterHandle {
-    const h = makeAdapter(fake, redis.url, prefix, refresh, { limits: { perMinute: 1_000_000, perDay: 1_000_000 }, ...overrides });
+  function adapter(fake: FakeXero, prefix: string, refresh: string, overrides: Parameters<typeof makeAdapter>[4] = {}, config: Parameters<typeof makeAdapter>[5] = {}): AdapterHandle {
+    const h = makeAdapter(fake, redis.url, prefix, refresh, { limits: { perMinute: 1_000_000, perDay: 1_000_000 }, ...overrides }, config);
     onTestFinished(() => h.close());
     return h;
   }
@@ -216,7 +215,7 @@ describe('Xero OAuth: rotating refresh tokens shared through Redis', () => {
   it('a revoked connection and a wrong client secret are auth failures; only the first marks the connection', async () => {
     const fake = await fakeWith();
     const prefix = testPrefix('xero');
-    const wrong = adapter(fake, prefix, fake.issueRefreshToken(), { clientSecret: new Secret('not-the-secret') });
+    const wrong = adapter(fake, prefix, fake.issueRefreshToken(), {}, { clientSecret: 'not-the-secret' });
     const err = await wrong.adapter.readPage('contacts', {}).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PLATFORM_AUTH_FAILED', retryable: false });
     expect((err as Error).message).toMatch(/clientSecret/);

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { z } from 'zod';
 
 /**
  * A secret value (client secret, token, refresh token). It prints as `[redacted]` in every form
@@ -26,3 +27,6 @@ export class Secret {
     return '[redacted]';
   }
 }
+
+/** A secret field of a configuration file: a non-empty string, kept as a Secret. */
+export const secretField = z.string().min(1, 'must not be empty').transform((v) => new Secret(v));
