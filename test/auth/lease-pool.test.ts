@@ -143,7 +143,8 @@ describe('lease pool', () => {
     await eventually(async () => ((await store.leaseCount()) === 2 ? true : undefined), 3_000, 'the limit reached');
     // A request of another process waits under the limit, and gets a lease while the loops go on.
     const theirs = other.auth.providerFor(limited);
-    const got = await theirs.acquire(AbortSignal.timeout(5_000));
+    // Starved, it would wait forever (the loops never stop on their own); 15 s leaves room for a loaded machine.
+    const got = await theirs.acquire(AbortSignal.timeout(15_000));
     expect(got.token).toBe('tok-1');
     await got.release();
     stop = true;
