@@ -1,4 +1,5 @@
-// Type-aware lint, plus the one-way flow of imports between rooms (DESIGN.md, STYLE.md 9).
+// Type-aware lint, plus the one-way flow of imports between rooms (docs/development.md, "Project layout").
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -12,6 +13,22 @@ const rooms = (files, patterns, message, ignores = []) => ({
     ],
   },
 });
+
+// Each platform's folder stands alone (issue 37): it may use what platforms share (src/platforms/*.ts and oauth/),
+// never another platform's folder. Made from the folders themselves, so a new platform is covered by being added.
+// What no platform code imports; repeated in each platform folder's rule (a later rule for the same files replaces an earlier one).
+const PLATFORM_ROOM = ['**/collections/**', '**/state/**', '**/auth/**', '**/mapping/**', '**/jobs/**', '**/queues/**'];
+const SHARED_PLATFORM_FOLDERS = new Set(['oauth']);
+const platformFolders = readdirSync(new URL('./src/platforms/', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && !SHARED_PLATFORM_FOLDERS.has(d.name))
+  .map((d) => d.name);
+const platformRooms = platformFolders.map((name) =>
+  rooms(
+    [`src/platforms/${name}/**`],
+    [...PLATFORM_ROOM, ...platformFolders.filter((other) => other !== name).flatMap((other) => [`**/${other}/**`, `**/platforms/${other}`, `../${other}`])],
+    `adapters know nothing of the service, state or auth; a platform's folder imports no other platform's (share code through src/platforms/*.ts or src/platforms/oauth)`,
+  ),
+);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'bin/**', 'eslint.config.js'] },
@@ -32,7 +49,7 @@ export default tseslint.config(
   rooms(['src/config/**'], ['**/collections/**', '**/auth/**', '**/platforms/**', '!**/platforms/registry*', '**/mapping/**', '**/state/**', '**/jobs/**', '**/queues/**', 'bullmq', 'undici'], 'config reads the environment and the tenants file only'),
   rooms(['src/collections/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the collections client knows nothing of platforms, mapping, state, auth or queues'),
   rooms(['src/mapping/**'], ['**/state/**', '**/auth/**', '**/platforms/*/**', '**/jobs/**', '**/queues/**', '**/collections/client*', '**/collections/http*', 'bullmq', 'ioredis', 'undici', 'node:fs', 'node:fs/*', 'node:net', 'node:http'], 'mapping is pure: no I/O'),
-  rooms(['src/platforms/**'], ['**/collections/**', '**/state/**', '**/auth/**', '**/mapping/**', '**/jobs/**', '**/queues/**'], 'adapters know nothing of the service, state or auth'),
+  rooms(['src/platforms/**'], PLATFORM_ROOM, 'adapters know nothing of the service, state or auth'),
   rooms(['src/state/**'], ['**/collections/client*', '**/auth/**', '**/platforms/*/**', '**/jobs/**', '**/queues/**', 'bullmq', 'undici'], 'state is Redis storage only'),
   rooms(['src/auth/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/jobs/**', '**/queues/**'], 'auth is the token protocol only (it reaches its queue through the RefreshJobs port)'),
   rooms(
@@ -110,6 +127,7 @@ export default tseslint.config(
     'notify makes events, signs and sends one attempt; queueing is src/queues, the job jobs/notify.ts, the record src/state',
   ),
   rooms(['src/sync/**'], ['**/jobs/**', '**/queues/**', '**/auth/**', '**/collections/**', 'bullmq', 'undici'], 'the dry run reads the platform and the state; it sends nothing and queues nothing'),
+  ...platformRooms,
   rooms(['src/simulator/**'], ['**/platforms/**', '**/mapping/**', '**/state/**', '**/auth/**', '**/jobs/**', '**/queues/**', 'bullmq', 'ioredis'], 'the simulator stands alone (it may share the contract schemas)'),
   // src/ never imports jobs/ (a rule of its own, so it holds beside every room's): processors depend on src/,
   // never the other way. The worker's composition root takes them from jobs/processors.ts, and nothing else.

@@ -1,5 +1,5 @@
 /**
- * The composition root (STYLE.md 2): builds Redis connections, queues, stores, the token protocol, the
+ * The composition root (docs/development.md, "Project layout"): builds Redis connections, queues, stores, the token protocol, the
  * collections clients and platform adapters once, and hands them down. Nothing else connects or reads the
  * environment. The worker, the CLI, the demo and tests all start here.
  */
@@ -15,6 +15,7 @@ import type { Metrics } from './ops/metrics.js';
 import { connectionStates } from './connect/status.js';
 import { connectionChangedEvent, type EventSink } from './notify/events.js';
 import { createAdapter } from './platforms/index.js';
+import { oauthOf } from './platforms/registry.js';
 import { TokenCipher } from './platforms/oauth/index.js';
 import type { MemoryPlatformRegistry } from './platforms/memory/index.js';
 import type { PlatformAdapter } from './platforms/types.js';
@@ -222,15 +223,15 @@ export async function createApp(options: AppOptions): Promise<App> {
         // process that saw it); or a chain marked so decrypts again (the old key given back).
         authHooks: {
           onRevoked: (r) => {
-            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            if (oauthOf(tenant.platform) === undefined) return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
           },
           onUndecryptable: (r) => {
-            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            if (oauthOf(tenant.platform) === undefined) return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
           },
           onReadable: (r) => {
-            if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return;
+            if (oauthOf(tenant.platform) === undefined) return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'connected', reason: 'the token chain decrypts again (PLATFORM_TOKEN_KEY_PREVIOUS)', connection: r.connection, at: r.at }));
           },
         },

@@ -1,5 +1,5 @@
 /**
- * The command line: a thin shell over library functions (STYLE.md 2). Every command of the product hangs off it.
+ * The command line: a thin shell over library functions (docs/development.md, "Project layout"). Every command of the product hangs off it.
  * Output for people and `--json` goes to stdout; logs go to stderr.
  *
  * Start-up stays light (issue 14): this file and src/cli/commands/ load commander and nothing heavy; each

@@ -1,5 +1,5 @@
 /**
- * The one retry policy (STYLE.md 14): every retry loop of the app is a `RetryPolicy` (data) run by `retry()` (p-retry 7
+ * The one retry policy (docs/architecture.md, "How it stays correct"): every retry loop of the app is a `RetryPolicy` (data) run by `retry()` (p-retry 7
  * underneath), with one back-off formula, `backoffMs`. Any room may import it, as it may src/sleep.ts.
  *
  * - Attempt 1 runs outside p-retry: nearly every call ends with it, and p-retry's set-up is per call.

@@ -103,7 +103,7 @@ async function update(ctx: RunContext, rec: ContactRecord, body: ContactUpdate):
     if (!(err instanceof NotFoundError)) throw err;
     // The mapped contact is gone from the service (removed by hand): forget its id-map entry and create it again,
     // with the body of a contact never pushed (the same content, so the same hash).
-    ctx.services.logger.warn({ tenant: ctx.tenant, platformId: rec.id }, 'mapped contact not found in the service; creating it again');
+    ctx.services.logger.warn({ platformId: rec.id }, 'mapped contact not found in the service; creating it again');
     const anew = decideContact(rec, undefined);
     if (anew.kind !== 'create') throw err;
     return { uuid: await create(ctx, rec, anew.body, { kind: 'read' }), viaIntent: true };

@@ -88,7 +88,7 @@ async function setAside(ctx: RunContext, entity: Entity, platformId: string, rec
     : `set aside: ${err.message} (retried at the end of the run)`;
   ctx.count(entity, ctx.lastChance ? 'deadLettered' : 'setAside');
   ctx.note(`${entity} ${platformId}: ${reason}`);
-  ctx.services.logger.warn({ tenant: ctx.tenant, entity, platformId, code: err.code, lastChance: ctx.lastChance }, 'record set aside: its write is unsettled');
+  ctx.services.logger.warn({ entity, platformId, code: err.code, lastChance: ctx.lastChance }, 'record set aside: its write is unsettled');
   await ctx.services.stores.deadLetters.add(ctx.tenant, [{ entity, platformId, reason, code: UNSETTLED, record, runId: ctx.runId, at: Date.now() }]);
 }
 

@@ -226,7 +226,7 @@ async function sinceFor(ctx: RunContext, entity: Entity, sinceDate: string | und
     // Left there by an earlier version that followed a future stamp: read everything (the hashes make it cheap);
     // the cursor is set back once this listing is complete.
     ctx.note(`${entity}: the cursor ${state.highWater.updatedAt} is in the future; this run reads everything and sets it back`);
-    ctx.services.logger.warn({ tenant: ctx.tenant, entity, cursor: state.highWater }, 'cursor in the future: reading everything');
+    ctx.services.logger.warn({ entity, cursor: state.highWater }, 'cursor in the future: reading everything');
     return undefined;
   }
   return readFrom(state?.highWater, ctx.services.settings.lookbackMs);
@@ -275,7 +275,7 @@ async function runEntity(
         let c = { updatedAt: r.updatedAt, id: r.id };
         if (inTheFuture(r.updatedAt, ctx.startedAt)) {
           ctx.note(`${entity} ${r.id} (page ${read} of this run's listing): updatedAt ${r.updatedAt} is in the future; the cursor stops at the run's start`);
-          ctx.services.logger.warn({ tenant: ctx.tenant, entity, platformId: r.id, updatedAt: r.updatedAt }, 'record stamped in the future: the cursor does not follow it');
+          ctx.services.logger.warn({ entity, platformId: r.id, updatedAt: r.updatedAt }, 'record stamped in the future: the cursor does not follow it');
           c = { updatedAt: new Date(ctx.startedAt).toISOString(), id: '' };
         }
         if (!maxSeen || compareCursor(c, maxSeen) > 0) maxSeen = c;
@@ -384,7 +384,7 @@ async function replayEntity(ctx: RunContext, entity: Entity, only?: (e: DeadLett
     pushed += records.length;
     pages += 1;
   } while (after !== undefined);
-  if (pages > 0) ctx.services.logger.info({ tenant: ctx.tenant, entity, pages, records: pushed }, only ? 'set-aside records pushed again' : 'dead letters replayed');
+  if (pages > 0) ctx.services.logger.info({ entity, pages, records: pushed }, only ? 'set-aside records pushed again' : 'dead letters replayed');
   return pushed;
 }
 
@@ -414,7 +414,7 @@ async function readPage(
       wait: (err) => (err as PlatformRateLimitedError).retryAfterMs,
       onRetry: ({ error }) => {
         const limited = error as PlatformRateLimitedError;
-        ctx.services.logger.info({ tenant: ctx.tenant, entity, waitMs: limited.retryAfterMs, scope: limited.scope }, 'platform rate limit: waiting');
+        ctx.services.logger.info({ entity, waitMs: limited.retryAfterMs, scope: limited.scope }, 'platform rate limit: waiting');
       },
     },
   );

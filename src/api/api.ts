@@ -1,6 +1,6 @@
 /**
  * The control API (issue 31): `/v1` on the public server, JSON only, behind API keys (API_KEYS), a thin shell over
- * the same producers and stores the CLI calls (DESIGN.md "The public side"). Per request, in this order:
+ * the same producers and stores the CLI calls (docs/api.md). Per request, in this order:
  *
  *   no key of ours in `Authorization: Bearer`             the public server's one 401, whatever the path
  *   over API_RATE_PER_MIN for the key                     429 with Retry-After
@@ -28,6 +28,8 @@ import { LinkRefusedError } from '../connect/connect.js';
 import { MAX_LINK_MS, type LinkRecord } from '../connect/links.js';
 import { connectionStates, type ConnectionReport } from '../connect/status.js';
 import { ENTITIES } from '../glossary.js';
+import { isJsonType } from '../guards.js';
+import { OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
 import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
@@ -105,11 +107,6 @@ const invalidIdempotencyKey = (): Response =>
 
 const WHERE = { json: 'body', query: 'query', param: 'path', header: 'header' } as const;
 
-function isJson(contentType: string | undefined): boolean {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase();
-  return type !== undefined && /^application\/([\w.-]+\+)?json$/.test(type);
-}
-
 /**
  * The API's Hono app; `unauthorized` is the public server's one 401. Without `deps` (openApiDocument) the routes
  * are declared only: a request would fail.
@@ -148,7 +145,7 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
     c.set('key', key);
     const wait = limiter.take(key.name);
     if (wait > 0) c.res = problemResponse(plain(429, `over ${d.ratePerMin} requests a minute for key ${key.name}`), { 'retry-after': String(wait) });
-    else if (c.req.method === 'POST' && hasBody(c) && !isJson(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/json'));
+    else if (c.req.method === 'POST' && hasBody(c) && !isJsonType(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/json'));
     else await next();
     const status = c.res.status;
     d.onRequest?.({ key: key.name, route, status });
@@ -293,7 +290,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (!tenant) return problemResponse(plain(404, 'no such tenant'));
     const connect = need().connect;
     if (connect === undefined) return problemResponse(ours('connect-links-off', 'connect links need PUBLIC_URL and PLATFORM_TOKEN_KEY (and this server: WEBHOOK_PORT)'));
-    if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return problemResponse(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`));
+    if (oauthOf(tenant.platform) === undefined) return problemResponse(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only ${OAUTH_KINDS.join(', ')} tenants are connected with a link`));
     return connect;
   };
 

@@ -5,12 +5,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApiKey } from '../config/api-keys.js';
+import { bearerOf } from '../guards.js';
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** The key `authorization` carries, or undefined (no Bearer token, or none of ours). */
 export function keyOf(keys: readonly { key: ApiKey; digest: Buffer }[], authorization: string | undefined): ApiKey | undefined {
-  const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '')?.[1];
+  const bearer = bearerOf(authorization);
   // Without a token the digest of '' is compared all the same: the answer costs what a wrong key's does.
   const digest = sha256(bearer ?? '');
   let found: ApiKey | undefined;

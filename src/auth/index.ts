@@ -1,5 +1,5 @@
 /**
- * The token protocol (DESIGN.md "One token per client"): one token per client in Redis, shared by every
+ * The token protocol (docs/architecture.md, "Tokens"): one token per client in Redis, shared by every
  * process; a gate and leases so a rotation never breaks requests in flight; compare-and-refresh on 401;
  * a refresher job as the only caller of the token endpoint; a cooldown when the credentials are refused.
  */

@@ -37,7 +37,7 @@ let leaseSeq = 0;
 const processTag = randomBytes(4).toString('hex');
 
 /**
- * The Redis-backed TokenProvider of one client (DESIGN.md "One token per client"). A Lua script takes leases on
+ * The Redis-backed TokenProvider of one client (docs/architecture.md, "Tokens"). A Lua script takes leases on
  * the current token, unless the gate is closed, there is no token, or the in-flight limit is reached. With a
  * lease hold (the default), leases come from the process's lease pool (lease-pool.ts): taken and returned in
  * batches, so the steady state costs no round trip per request; without one (`leaseHoldMs` 0), one round trip to

@@ -69,7 +69,7 @@ export interface TokenRefresherDeps {
 const PLAN_SLACK_MS = 25;
 
 /**
- * Rotates a client's token under the protocol (DESIGN.md "One token per client"): lock, re-read, close the
+ * Rotates a client's token under the protocol (docs/architecture.md, "Tokens"): lock, re-read, close the
  * gate, drain the leases (bounded), re-check the lock, call the token endpoint, store with a fenced
  * compare-and-set that also opens the gate and wakes the waiters, release the lock. The only caller of the
  * token endpoint.

@@ -6,7 +6,8 @@
  * opened in one browser both complete). Lax, not Strict: the callback is a top-level redirect from the platform's
  * site, which a Strict cookie would not come with.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sameDigest } from '../guards.js';
 
 const NAME = 'cs_connect';
 const VALUE = /^[A-Za-z0-9_-]{43}$/;
@@ -50,5 +51,5 @@ export function browserDigest(value: string): string {
 export function sameBrowser(value: string, digest: string): boolean {
   const a = Buffer.from(browserDigest(value), 'utf8');
   const b = Buffer.from(digest, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return sameDigest(a, b);
 }

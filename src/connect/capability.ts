@@ -6,7 +6,8 @@
  * A token that does not verify, has expired, or is of another kind is undefined: callers answer it as they answer
  * no token at all, so nothing tells a forged link from an expired or foreign one.
  */
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { sameDigest } from '../guards.js';
 import { z } from 'zod';
 import { parseTokenKey } from '../config/token-key.js';
 
@@ -67,7 +68,7 @@ export class Capabilities {
     const given = Buffer.from(mac, 'base64url');
     const ok = (key: Buffer): boolean => {
       const want = this.mac(`${VERSION}.${payload}`, key);
-      return given.length === want.length && timingSafeEqual(given, want);
+      return sameDigest(given, want);
     };
     if (!ok(this.#key) && (this.#previous === undefined || !ok(this.#previous))) return undefined;
     let json: unknown;

@@ -24,7 +24,10 @@ export const PLATFORM_KINDS = PLATFORMS.map((m) => m.kind) as unknown as readonl
 /** The kinds connected through OAuth (connect links, `connect status`, `connection.changed`). */
 export const OAUTH_KINDS = PLATFORMS.filter((m) => m.oauth !== undefined).map((m) => m.kind) as unknown as readonly [PlatformKind, ...PlatformKind[]];
 
-const byKind = new Map<string, PlatformModule<PlatformConfig>>(PLATFORMS.map((m) => [m.kind, m as unknown as PlatformModule<PlatformConfig>]));
+/** The same list, typed for a loop over every platform (each module takes the configs of its own kind). */
+export const MODULES: readonly PlatformModule<PlatformConfig>[] = PLATFORMS.map((m) => m as unknown as PlatformModule<PlatformConfig>);
+
+const byKind = new Map<string, PlatformModule<PlatformConfig>>(MODULES.map((m) => [m.kind, m]));
 
 /**
  * The module of a config's kind, typed for that config: the registry's modules differ in their config's type, and a

@@ -1,5 +1,5 @@
 /**
- * The outside job contract (DESIGN.md "The public side": generated, never written twice): for the jobs of the job
+ * The outside job contract (docs/outside-producers.md: generated, never written twice): for the jobs of the job
  * table marked `outside`, what code outside collections-sync needs to add one with a plain BullMQ client (Node or
  * Python): the queue, its BullMQ prefix (from KEY_PREFIX), the job name, the JSON Schema of the data (zod 4's
  * `z.toJSONSchema` of the table's schema, as a producer writes it), the deduplication rule and the options the

@@ -1,5 +1,5 @@
 /**
- * Every job, in one table (STYLE.md 3): its queue, its name, the zod schema of its data, how a repeat of it is
+ * Every job, in one table (docs/development.md, "Project layout"): its queue, its name, the zod schema of its data, how a repeat of it is
  * recognised (a deterministic job id, a deduplication id, a scheduler id) and its retry and removal options
  * where they differ from the queue's (DEFAULT_JOB_OPTIONS). Producers (`addJob`), schedulers and processors
  * (`defineProcessor`) all take their types from here. Job data holds ids only, never secrets.

@@ -1,5 +1,5 @@
 /**
- * The one wrapper from a job's handler to a BullMQ processor (STYLE.md 3 and 4: data validated on arrival,
+ * The one wrapper from a job's handler to a BullMQ processor (data validated on arrival,
  * errors say whether to retry, job code never spells out BullMQ's idioms). `defineProcessor(key, handler)`:
  *
  *   check job.name (the job table's)          a job of another name fails at once, never retried (decision 114)

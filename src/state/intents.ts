@@ -1,5 +1,5 @@
 /**
- * Write-ahead intents for contact creation (DESIGN.md "Exactly one service record per platform record"):
+ * Write-ahead intents for contact creation (docs/architecture.md, "Exactly once"):
  * one HASH per tenant, field = platform id, value = JSON `{ name, at, runId }`. An intent is begun before a
  * POST and ended once the id-map entry is written; one left behind tells a retry to look the contact up first.
  */

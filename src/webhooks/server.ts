@@ -13,9 +13,12 @@
  *   body not JSON, or nested deeper than 64 levels             400
  *   otherwise                                                  200 at once: the event is kept and a job settles it
  *
- * `POST /webhooks/quickbooks`: Intuit's change notifications (issue 15), verified with `intuit-signature`; each
- * realm's tenant gets one deduplicated, debounced incremental run (quickBooksRoute below). Served only while a tenant
- * has a `webhookVerifierToken` (else answered from its headers as an unknown path), bodies up to 64 KiB.
+ * `POST /webhooks/<platform path>`: a platform's change notifications (QuickBooks': `/webhooks/quickbooks`), one
+ * route per platform module that has one (the composition gives them: platformRoute below). Each verified
+ * notification requests deduplicated, debounced incremental runs of the tenants it names. Served only while a tenant
+ * gives the route its secret (else answered from its headers as an unknown path); bodies up to the route's cap.
+ *
+ * Every refusal but the one 401 is an RFC 9457 problem (`application/problem+json`), as the control API's are.
  *
  * Secrets are compared in constant time (digests of equal length); an unknown tenant's request is checked against
  * a stand-in secret, so it costs what a known tenant's does (the body is read, within the same bounds, when the
@@ -23,10 +26,11 @@
  * neither a Bearer token nor a signature is answered from its headers. Every path but these routes (and those added
  * through `routes`: the connect links of src/connect) answers the same 401. The work is done by a job (`accept`), so the answer takes one or two Redis round trips.
  */
-import { createHmac, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import { bearerOf, isJsonType, problemAnswer, sameSecret as same } from '../guards.js';
 import type { Secret } from '../secret.js';
 import { createBoundedServer, DEFAULT_SERVER_LIMITS, listen, MinuteLimiter, type ServerLimits } from '../http-server.js';
 import { parseJsonBounded } from '../json-bounded.js';
@@ -65,10 +69,10 @@ export interface WebhookServerOptions {
   /** Counts what became of a request: refused, or accepted (duplicate or new). */
   onRefused?(tenantId: string | undefined, reason: Refusal): void;
   onAccepted?(tenantId: string, result: AcceptResult): void;
-  /** Counts what a QuickBooks notification led to, per tenant (undefined: a realm of no tenant). */
-  onQuickBooks?(tenantId: string | undefined, outcome: 'sync_requested' | 'ignored'): void;
-  /** QuickBooks change notifications (`POST /webhooks/quickbooks`); absent: that route is not served. */
-  quickbooks?: QuickBooksNotifications;
+  /** Counts what a platform's notification led to, per tenant (undefined: a connection of no tenant). */
+  onPlatformNotice?(path: string, tenantId: string | undefined, outcome: 'sync_requested' | 'ignored'): void;
+  /** Platforms' change notifications (`POST /webhooks/<path>`), one route each. */
+  platformRoutes?: readonly PlatformRoute[];
   /**
    * More routes of the public server (the connect links: src/connect), added before the catch-all; `unauthorized`
    * is this server's one 401, for every request they cannot authenticate.
@@ -76,50 +80,37 @@ export interface WebhookServerOptions {
   routes?: (app: Hono<Env>, unauthorized: () => Response) => void;
 }
 
-/** What the QuickBooks route needs: the companies it may hear about, and a run to request. */
-export interface QuickBooksNotifications {
+/**
+ * A platform's change-notification route, as the composition builds it from the platform's module (the receiver
+ * knows no platform): its path, its body cap and signature header, and the verification, which says whose runs a
+ * body requests.
+ */
+export interface PlatformRoute {
+  /** `POST /webhooks/<path>`. */
+  readonly path: string;
+  /** The platform's name, for log lines. */
+  readonly label: string;
+  readonly maxBodyBytes: number;
+  readonly signatureHeader: string;
   /**
-   * Whether any tenant in force has a verifier token (read at each request: the tenants file may change). False: the
-   * route is not served, and a request is answered from its headers as an unknown path (no body read, no HMAC).
+   * Whether any tenant in force gives the route a secret (read at each request: the tenants file may change). False:
+   * the route is not served, and a request is answered from its headers as an unknown path (no body read, no MAC).
    */
   listening(): boolean;
-  /** The quickbooks tenants that have a webhookVerifierToken (and a realm: the tenants file's, or a connect link's). */
-  tenants(): readonly { id: string; realmId: string; verifierToken: Secret }[] | Promise<readonly { id: string; realmId: string; verifierToken: Secret }[]>;
+  /** Verifies the body against the listening tenants: whose runs it requests, the connections of no tenant, or why not. */
+  verify(body: Buffer, signature: string): Promise<{ kind: 'ok'; tenants: string[]; ignored: string[] } | { kind: 'invalid' } | { kind: 'unreadable'; why: string }>;
   /** Requests one (deduplicated, debounced) incremental run of the tenant. */
   requestSync(tenantId: string): Promise<void>;
 }
-
-/** Intuit's change notification (only what is read of it: the realms; entities are logged by count). */
-const intuitNotificationSchema = z.object({
-  eventNotifications: z.array(
-    z.object({
-      realmId: z.string().min(1),
-      dataChangeEvent: z.object({ entities: z.array(z.object({ name: z.string(), id: z.string(), operation: z.string() }).loose()) }).loose().optional(),
-    }).loose(),
-  ),
-});
-
-/**
- * The largest notification read: Intuit's are a few KB (an entity change is about 100 bytes), and each is read and
- * its HMAC computed before it is authenticated, so the cap bounds what anyone can make the server do (decision 0173).
- */
-export const MAX_QUICKBOOKS_BODY_BYTES = 64 * 1024;
 
 export interface WebhookServer {
   port: number;
   close(): Promise<void>;
 }
 
-const sha256 = (b: Uint8Array | string): Buffer => createHash('sha256').update(b).digest();
-
-/** Constant time whatever the lengths: both sides are hashed first. */
-function same(a: Uint8Array | string, b: Uint8Array | string): boolean {
-  return timingSafeEqual(sha256(a), sha256(b));
-}
-
 /** Whether `Authorization: Bearer <token>` carries `key` (false without one). */
 export function bearerMatches(key: string, authorization: string | undefined): boolean {
-  const bearer = /^Bearer\s+(.+)$/i.exec(authorization?.trim() ?? '')?.[1];
+  const bearer = bearerOf(authorization);
   return bearer !== undefined && same(bearer, key);
 }
 
@@ -138,18 +129,15 @@ export function authentic(secret: Secret, raw: Uint8Array, authorization: string
   return ok;
 }
 
-function isJsonType(contentType: string | undefined): boolean {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase();
-  return type === 'application/json' || (type !== undefined && /^application\/[a-z0-9.+-]+\+json$/.test(type));
-}
-
 export type Env = { Bindings: HttpBindings };
 type Status = 400 | 401 | 408 | 413 | 415 | 429;
 
 /** The one answer to every unauthenticated request: the same status, body and headers whatever the reason. */
-const UNAUTHORIZED_BODY = JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'unauthorized' });
 /** RFC 9457 problem details (decision 0144), like every error of the control API; nothing in it depends on the request. */
-const unauthorized = (): Response => new Response(UNAUTHORIZED_BODY, { status: 401, headers: { 'content-type': 'application/problem+json', connection: 'close' } });
+const unauthorized = (): Response => problemAnswer({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'unauthorized' }, { connection: 'close' });
+/** A refusal after authentication (or of a body no secret verified as readable), as an RFC 9457 problem. */
+const problem = (status: number, detail: string, headers: Record<string, string> = {}): Response =>
+  problemAnswer({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail }, headers);
 
 export function webhookApp(o: WebhookServerOptions): Hono<Env> {
   const limiter = new MinuteLimiter(o.ratePerMin);
@@ -163,7 +151,7 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
   };
   const refuse = (c: Context<Env>, tenant: string | undefined, reason: Refusal, status: Exclude<Status, 401>, detail: string, headers: Record<string, string> = {}): Response => {
     note(tenant, reason, status);
-    return c.json({ detail }, status, headers);
+    return problem(status, detail, headers);
   };
   const deny = (tenant: string | undefined, reason: Refusal): Response => {
     note(tenant, reason, 401);
@@ -201,7 +189,7 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
       const read = await readBody(c.env.incoming, MAX_BODY_BYTES, deadlineAt);
       if (read.kind === 'aborted') {
         o.logger.debug({ tenant, path: c.req.path }, 'webhook: the client closed the request before its body arrived');
-        return c.json({ detail: 'aborted' }, 400);
+        return problem(400, 'the client closed the request before its body arrived');
       }
       if (read.kind === 'too_large') return refuse(c, tenant, 'too_large', 413, `the body is over ${MAX_BODY_BYTES} bytes`, { connection: 'close' });
       if (read.kind === 'timeout') return refuse(c, tenant, 'too_slow', 408, `the body did not arrive within ${limits.requestTimeoutMs} ms`, { connection: 'close' });
@@ -215,72 +203,49 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
     o.onAccepted?.(tenant, result);
     return c.json({ ok: true, eventId: result.eventId, duplicate: result.duplicate }, 200);
   });
-  if (o.quickbooks) quickBooksRoute(app, o.quickbooks, o, { limits, standIn, deny, refuse, unreadBeforeAuth });
+  for (const route of o.platformRoutes ?? []) platformRoute(app, route, o, { limits, deny, refuse, unreadBeforeAuth });
   o.routes?.(app, unauthorized);
-  // Nothing else is served, and an unknown path says no more than a refused request (DESIGN.md "The public side").
+  // Nothing else is served, and an unknown path says no more than a refused request (docs/security.md).
   app.notFound(() => unauthorized());
   app.onError((err, c) => {
     o.logger.error({ err: err.message, path: c.req.path }, 'webhook: request failed (the sender should retry)');
-    return c.json({ detail: 'not accepted, try again later' }, 503);
+    return problem(503, 'not accepted, try again later');
   });
   return app;
 }
 
 interface RouteTools {
   limits: ServerLimits;
-  standIn: string;
   deny(tenant: string | undefined, reason: Refusal): Response;
   refuse(c: Context<Env>, tenant: string | undefined, reason: Refusal, status: Exclude<Status, 401>, detail: string): Response;
   unreadBeforeAuth(r: Exclude<BodyRead, { kind: 'ok' }>, tenant: string | undefined, path: string): Response;
 }
 
 /**
- * `POST /webhooks/quickbooks`: the body's HMAC-SHA256 (base64, `intuit-signature`) under the verifier token of the
- * tenant(s) of a realm it names; 401 when no token verifies it (nothing changes), and without a signature the body
- * is not read. Each realm whose tenant's token verified it gets one requested run; a realm of no tenant is logged
- * and ignored. 200 once the runs are requested.
+ * `POST /webhooks/<path>`: 401 when no tenant's secret verifies the body (nothing changes), and without a signature
+ * the body is not read. Each tenant the body names (of those whose secret verified it) gets one requested run; a
+ * connection of no tenant is logged and ignored. 200 once the runs are requested.
  */
-function quickBooksRoute(app: Hono<Env>, qb: QuickBooksNotifications, o: WebhookServerOptions, t: RouteTools): void {
-  app.post('/webhooks/quickbooks', async (c) => {
+function platformRoute(app: Hono<Env>, route: PlatformRoute, o: WebhookServerOptions, t: RouteTools): void {
+  app.post(`/webhooks/${route.path}`, async (c) => {
     // No tenant could verify a notification: not served (the one 401 of an unknown path, from the headers alone).
-    if (!qb.listening()) return c.notFound();
+    if (!route.listening()) return c.notFound();
     const deadlineAt = Date.now() + t.limits.requestTimeoutMs;
-    const signature = Buffer.from(c.req.header('intuit-signature')?.trim() ?? '', 'base64');
+    const signature = c.req.header(route.signatureHeader)?.trim() ?? '';
     if (signature.length === 0) return t.deny(undefined, 'bad_secret');
-    const read = await readBody(c.env.incoming, MAX_QUICKBOOKS_BODY_BYTES, deadlineAt);
+    const read = await readBody(c.env.incoming, route.maxBodyBytes, deadlineAt);
     if (read.kind !== 'ok') return t.unreadBeforeAuth(read, undefined, c.req.path);
-    const raw = read.raw;
-    // One HMAC per verifier token (one per Intuit app), not per tenant: the companies of one app share it.
-    const macs = new Map<string, Buffer>();
-    const macUnder = (token: string): Buffer => {
-      let mac = macs.get(token);
-      if (mac === undefined) macs.set(token, (mac = createHmac('sha256', token).update(raw).digest()));
-      return mac;
-    };
-    const tenants = await qb.tenants();
-    // With no verifier token at all, the stand-in costs what one token would.
-    if (tenants.length === 0) same(signature, macUnder(t.standIn));
-    const verified = tenants.filter((v) => same(signature, macUnder(v.verifierToken.reveal())));
-    if (verified.length === 0) return t.deny(undefined, 'bad_secret');
-    const json = parseJsonBounded(raw.toString('utf8'), MAX_BODY_DEPTH);
-    if (!json.ok) return t.refuse(c, undefined, 'bad_json', 400, json.why === 'too_deep' ? `the body nests deeper than ${MAX_BODY_DEPTH} levels` : 'the body is not valid JSON');
-    const parsed = intuitNotificationSchema.safeParse(json.value);
-    if (!parsed.success) return t.refuse(c, undefined, 'bad_json', 400, 'not a QuickBooks change notification (eventNotifications[].realmId)');
-    const requested = new Set<string>();
-    for (const n of parsed.data.eventNotifications) {
-      const realmTenants = verified.filter((v) => v.realmId === n.realmId);
-      if (realmTenants.length === 0) {
-        o.logger.info({ realmId: n.realmId }, 'QuickBooks notification for a realm of no tenant (of the app whose token signed it) ignored');
-        o.onQuickBooks?.(undefined, 'ignored');
-        continue;
-      }
-      for (const v of realmTenants) {
-        if (requested.has(v.id)) continue;
-        requested.add(v.id);
-        await qb.requestSync(v.id);
-        o.onQuickBooks?.(v.id, 'sync_requested');
-        o.logger.info({ tenant: v.id, realmId: n.realmId, entities: n.dataChangeEvent?.entities.length ?? 0 }, 'QuickBooks change notification: incremental run requested');
-      }
+    const verdict = await route.verify(read.raw, signature);
+    if (verdict.kind === 'invalid') return t.deny(undefined, 'bad_secret');
+    if (verdict.kind === 'unreadable') return t.refuse(c, undefined, 'bad_json', 400, verdict.why);
+    for (const connection of verdict.ignored) {
+      o.logger.info({ platform: route.path, connection }, `${route.label} notification for a connection of no tenant (of the app whose secret signed it) ignored`);
+      o.onPlatformNotice?.(route.path, undefined, 'ignored');
+    }
+    for (const tenant of verdict.tenants) {
+      await route.requestSync(tenant);
+      o.onPlatformNotice?.(route.path, tenant, 'sync_requested');
+      o.logger.info({ tenant, platform: route.path }, `${route.label} change notification: incremental run requested`);
     }
     return c.json({ ok: true }, 200);
   });

@@ -5,7 +5,8 @@
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
 import { startOpsServer, type OpsServer, type Readiness } from '../ops/server.js';
-import { startWebhooks, type WebhookServer } from '../webhooks/index.js';
+import type { WebhookServer } from '../webhooks/index.js';
+import { startPublicServer } from './public-server.js';
 import { StartError, type StartGuard } from './start-guard.js';
 
 export interface ServerSettings {
@@ -81,7 +82,7 @@ export async function bindServers(app: App, s: ServerSettings, guard: StartGuard
   if (s.webhookPort !== undefined) {
     const port = s.webhookPort === 'random' ? 0 : s.webhookPort;
     guard.check();
-    const server = await startWebhooks(app, { port, host: s.webhookHost }).catch((err: unknown) => {
+    const server = await startPublicServer(app, { port, host: s.webhookHost }).catch((err: unknown) => {
       throw isListenError(err) ? listenFailure('webhooks', port, s.webhookHost, err) : err;
     });
     guard.opens(() => server.close());

@@ -11,10 +11,13 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secret.js';
 import { createLogger } from '../../src/logger.js';
+import { quickBooksConfig } from '../../src/platforms/quickbooks/config.js';
+import { quickBooksWebhook } from '../../src/platforms/quickbooks/webhook.js';
 import { MAX_BODY_BYTES, startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 
 const SECRET = 'whsec-acme-0123456789abcdef';
 const VERIFIER = 'qbo-verifier-0123456789';
+const qbo = quickBooksConfig.parse({ kind: 'quickbooks', clientId: 'ABapp', clientSecret: 'app-secret', environment: 'sandbox', webhookVerifierToken: VERIFIER });
 
 describe('the webhook receiver refuses alike and holds nothing open', () => {
   let server: WebhookServer;
@@ -43,7 +46,18 @@ describe('the webhook receiver refuses alike and holds nothing open', () => {
         accepted.push(body);
         return { eventId: `e${accepted.length}`, duplicate: false };
       },
-      quickbooks: { listening: () => true, tenants: () => [{ id: 'acme', realmId: '123', verifierToken: new Secret(VERIFIER) }], requestSync: async (id) => void synced.push(id) },
+      // QuickBooks' route as the worker composes it (src/worker/public-server.ts), for one company.
+      platformRoutes: [
+        {
+          path: quickBooksWebhook.path,
+          label: 'QuickBooks',
+          maxBodyBytes: quickBooksWebhook.maxBodyBytes,
+          signatureHeader: quickBooksWebhook.signatureHeader,
+          listening: () => true,
+          verify: async (body, signature) => quickBooksWebhook.handle(body, signature, [{ id: 'acme', connection: '123', config: qbo }]),
+          requestSync: async (id) => void synced.push(id),
+        },
+      ],
     });
     base = `http://127.0.0.1:${server.port}`;
   });

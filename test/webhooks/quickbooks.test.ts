@@ -12,7 +12,9 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTenants } from '../../src/config/tenants.js';
 import { JOBS } from '../../src/queues/index.js';
-import { MAX_QUICKBOOKS_BODY_BYTES } from '../../src/webhooks/server.js';
+import { quickBooksWebhook } from '../../src/platforms/quickbooks/webhook.js';
+
+const MAX_QUICKBOOKS_BODY_BYTES = quickBooksWebhook.maxBodyBytes;
 import { useTestRedis } from '../helpers/redis.js';
 import { startRig, tenantsJson, type Rig } from '../helpers/rig.js';
 

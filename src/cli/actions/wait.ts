@@ -1,7 +1,6 @@
 /**
  * `--wait` (sync, backfill, dead-letters retry, calls campaign, calls one) follows the BullMQ job as well as the
- * run or campaign it serves, so every wait ends with an outcome within a bound it states (DESIGN.md "Operating
- * rules"; README "Waiting"). While the caller waits for its record, this watch polls the job and the queue's
+ * run or campaign it serves, so every wait ends with an outcome within a bound it states (README "Waiting"). While the caller waits for its record, this watch polls the job and the queue's
  * workers, and ends the wait (aborts its signal with a WaitEnded) when:
  *
  *   the job failed for good            its failedReason                                   exit 1

@@ -5,7 +5,8 @@
  * a stand-in token costs what one would. Each realm whose tenant's token verified the body gets one requested run; a
  * realm of no such tenant is ignored. Notifications carry no data we use: they only request runs.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sameDigest as same } from '../../guards.js';
 import { z } from 'zod';
 import { parseJsonBounded } from '../../json-bounded.js';
 import type { PlatformWebhook } from '../module.js';
@@ -40,7 +41,6 @@ export const quickBooksWebhook: PlatformWebhook<QuickBooksConfig> = {
       if (mac === undefined) macs.set(token, (mac = createHmac('sha256', token).update(body).digest()));
       return mac;
     };
-    const same = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
     const listening = tenants.filter((t) => t.config.webhookVerifierToken !== undefined);
     if (listening.length === 0) same(signature, macUnder(STAND_IN));
     const verified = listening.filter((t) => same(signature, macUnder(t.config.webhookVerifierToken!.reveal())));

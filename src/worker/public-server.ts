@@ -1,0 +1,165 @@
+/**
+ * The public server composed (the worker starts it when WEBHOOK_PORT is set): the webhook receiver (src/webhooks)
+ * with the tenants' secrets, the kept events, the calls queue and the metrics; the platforms' change-notification
+ * routes, one per platform module that has one (they request incremental runs); the connect links (src/connect);
+ * the control API (src/api).
+ */
+import type { App } from '../app.js';
+import { serverLimitsOf } from '../http-server.js';
+import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
+import { mountApi, type LastDelivery } from '../api/index.js';
+import { parseApiKeys } from '../config/api-keys.js';
+import { trustProxyOf } from '../config/env.js';
+import type { TenantConfig } from '../config/tenants.js';
+import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { connectionChangedEvent } from '../notify/events.js';
+import { MODULES } from '../platforms/registry.js';
+import { eventIdOf, startWebhookServer, type PlatformRoute, type WebhookServer } from '../webhooks/index.js';
+
+/** How long a run requested by a platform's notification waits for more notifications to join it. */
+export const NOTICE_DEBOUNCE_MS = 5_000;
+
+/**
+ * The connect links (src/connect), when PUBLIC_URL and PLATFORM_TOKEN_KEY are set: on this same public server, so
+ * they need WEBHOOK_PORT too (decision 0142).
+ */
+function connectOf(app: App): Connect | undefined {
+  const { env } = app;
+  if (env.PUBLIC_URL === undefined || env.PLATFORM_TOKEN_KEY === undefined) return undefined;
+  return new Connect({
+    redis: app.redis,
+    prefix: env.KEY_PREFIX,
+    tokenKey: env.PLATFORM_TOKEN_KEY,
+    previousTokenKey: env.PLATFORM_TOKEN_KEY_PREVIOUS,
+    publicUrl: env.PUBLIC_URL,
+    tenant: (id) => app.tenant(id),
+    tenants: () => app.tenants(),
+    requestFullSync: async (id) => void (await requestSync(app.queues.sync, id, 'full', { trigger: 'connect' })),
+    logger: app.logger.child({ part: 'connect' }),
+    openingsPerMin: env.CONNECT_RATE_PER_MIN,
+    onOutcome: (tenant, outcome) => app.metrics?.connectOutcomes.inc({ tenant, outcome }),
+    onChanged: (c) => app.notify.emit(connectionChangedEvent({ tenantId: c.tenant, platform: c.platform, state: c.state, connection: c.connection, reason: c.reason, at: c.at })),
+  });
+}
+
+/**
+ * The change-notification routes of the platforms that have one: served while a tenant of that platform gives the
+ * route its secret; a body is verified against those tenants, each with its connection (the tenants file's, else
+ * the one a connect link bound: one Redis read per such tenant).
+ */
+function platformRoutes(app: App, debounceMs: number): PlatformRoute[] {
+  const { env } = app;
+  return MODULES.flatMap((m): PlatformRoute[] => {
+    const hook = m.webhook;
+    if (hook === undefined) return [];
+    const listeners = (): TenantConfig[] => app.tenants().filter((t) => t.platform.kind === m.kind && hook.secretOf(t.platform) !== undefined);
+    return [
+      {
+        path: hook.path,
+        label: m.label,
+        maxBodyBytes: hook.maxBodyBytes,
+        signatureHeader: hook.signatureHeader,
+        listening: () => listeners().length > 0,
+        verify: async (body, signature) => {
+          const listening = listeners();
+          const connections = await connectionsOf(app.redis, env.KEY_PREFIX, listening);
+          const tenants = listening.flatMap((t) => {
+            const connection = connections.get(t.id);
+            return connection === undefined ? [] : [{ id: t.id, config: t.platform, connection }];
+          });
+          return hook.handle(body, signature, tenants);
+        },
+        // Debounced: the run waits a few seconds, and notifications meanwhile join it (one queued run per tenant).
+        requestSync: async (id) => void (await requestSync(app.queues.sync, id, 'incremental', { trigger: 'webhook', delayMs: debounceMs })),
+      },
+    ];
+  });
+}
+
+export interface PublicServerOptions {
+  port: number;
+  host: string;
+  /** How long a run a platform's notification requests waits for more to join it (default NOTICE_DEBOUNCE_MS). */
+  noticeDebounceMs?: number;
+  /** The last outgoing event of a tenant and its delivery, for the API's `lastWebhook` (absent: null). */
+  lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
+}
+
+export async function startPublicServer(app: App, o: PublicServerOptions): Promise<WebhookServer> {
+  const { env, logger, metrics } = app;
+  const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
+  const connect = connectOf(app);
+  // The control API (src/api) when API_KEYS is set (checked at load: parseApiKeys has no problem left here).
+  const keys = env.API_KEYS === undefined ? [] : parseApiKeys(env.API_KEYS).keys;
+  const server = await startWebhookServer({
+    routes: (hono, unauthorized) => {
+      if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, trustProxy: trustProxyOf(env), logger: logger.child({ part: 'connect' }) }, unauthorized);
+      if (keys.length === 0) return;
+      mountApi(
+        hono,
+        {
+          keys,
+          ratePerMin: env.API_RATE_PER_MIN,
+          idempotencyMaxPerKey: env.API_IDEMPOTENCY_MAX_PER_KEY,
+          // Connect links kept for an Idempotency-Key are sealed as every other secret at rest.
+          ...(app.tokenBox !== undefined ? { sealer: app.tokenBox } : {}),
+          redis: app.redis,
+          prefix: env.KEY_PREFIX,
+          stores: app.stores,
+          syncQueue: app.queues.sync,
+          tenant: (id) => app.tenant(id),
+          tenants: () => app.tenants(),
+          // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
+          connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
+          ...(connect
+            ? {
+                connect: {
+                  link: (tenant, lo) => connect.link(tenant, lo),
+                  links: (tenant) => connect.links.list(tenant),
+                  revokeLink: (tenant, id) => connect.links.revoke(tenant, id),
+                  redirectUri: connect.redirectUri,
+                },
+              }
+            : {}),
+          // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
+          lastDelivery:
+            o.lastDelivery ??
+            (async (id) => {
+              const d = await app.stores.deliveries.last(id);
+              return d === undefined ? undefined : { ...d, at: new Date(d.at).toISOString() };
+            }),
+          logger: logger.child({ part: 'api' }),
+          onRequest: (e) => metrics?.apiRequests.inc({ key: e.key, route: e.route, status: String(e.status) }),
+        },
+        unauthorized,
+      );
+    },
+    port: o.port,
+    host: o.host,
+    signatureHeader: env.WEBHOOK_SIGNATURE_HEADER,
+    ratePerMin: env.WEBHOOK_RATE_PER_MIN,
+    limits: serverLimitsOf(env),
+    logger: logger.child({ part: 'webhooks' }),
+    secretOf: (id) => app.tenant(id)?.calls.webhookSecret,
+    async accept(tenant, body, raw) {
+      const { id, idFrom } = eventIdOf(body, raw);
+      const receivedAt = Date.now();
+      const { duplicate } = await app.webhookEvents.record(tenant, { id, idFrom, body }, receivedAt);
+      // Enqueued even for a duplicate: a crash between keeping and enqueueing is mended by the redelivery; the job
+      // id (per tenant and event) and the event's recorded outcome keep the work to once.
+      await enqueueWebhookEvent(app.queues.calls, tenant, id, receivedAt);
+      return { eventId: id, duplicate };
+    },
+    platformRoutes: platformRoutes(app, o.noticeDebounceMs ?? NOTICE_DEBOUNCE_MS),
+    onPlatformNotice: (_path, tenant, outcome) => count(tenant, outcome),
+    onRefused: (tenant) => count(tenant, 'refused'),
+    onAccepted: (tenant, r) => {
+      if (r.duplicate) count(tenant, 'duplicate');
+    },
+  });
+  if (env.PUBLIC_URL !== undefined && env.PLATFORM_TOKEN_KEY === undefined) logger.warn('PUBLIC_URL is set but PLATFORM_TOKEN_KEY is not: connect links are off (they are signed with a key derived from it)');
+  if (keys.length > 0) logger.info({ keys: keys.map((k) => k.name) }, 'control API served on the public server under /v1');
+  if (connect === undefined) return server;
+  logger.info({ redirectUri: connect.redirectUri }, 'connect links served on the public server');
+  return { port: server.port, close: async () => void (await Promise.allSettled([server.close(), connect.close()])) };
+}
