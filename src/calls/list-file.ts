@@ -11,6 +11,7 @@
  * `name` becomes the `customerName` tag unless one is given. Every row's metadata also gets `tenant`,
  * `campaignId` and `number` (E.164: how a webhook's `requestMetadata` names the call; reserved: a row may not set them).
  */
+import { isMissing, reportedIssues } from '../zod-issues.js';
 import { z } from 'zod';
 import { bulkCallContactSchema } from '../collections/schemas.js';
 import { readCsv, type Delimiter } from './csv.js';
@@ -71,8 +72,7 @@ function describe(issues: readonly z.core.$ZodIssue[]): string {
     .map((i) => {
       const at = i.path.join('.') || '(row)';
       if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
-      // zod 4 issues carry no input: a missing field is told by its message.
-      return `${at}: ${i.code === 'invalid_type' && /received undefined$/.test(i.message) ? 'required' : i.message}`;
+      return `${at}: ${isMissing(i) ? 'required' : i.message}`;
     })
     .join('; ');
 }
@@ -91,7 +91,7 @@ function toTarget(row: Row, ctx: ListContext): { target: Target } | { error: str
     metadata: { ...row.metadata, tenant: ctx.tenant, campaignId: ctx.campaignId, number: phone.e164 },
   };
   const checked = bulkCallContactSchema.safeParse(contact);
-  if (!checked.success) return { error: describe(checked.error.issues) };
+  if (!checked.success) return { error: describe(reportedIssues(bulkCallContactSchema, contact)) };
   const label = row.name ?? ([row.firstName, row.lastName].filter(Boolean).join(' ') || phone.e164);
   return { target: { number: phone.e164, label, contact: checked.data } };
 }
@@ -177,7 +177,7 @@ export function parseCallList(text: string, format: 'csv' | 'json', ctx: ListCon
     }
     const parsed = rowSchema.safeParse(renamed.row);
     if (!parsed.success) {
-      errors.push({ row, reason: describe(parsed.error.issues) });
+      errors.push({ row, reason: describe(reportedIssues(rowSchema, renamed.row)) });
       continue;
     }
     const made = toTarget(parsed.data, ctx);
