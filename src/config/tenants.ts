@@ -167,7 +167,7 @@ function sharedIdentities(file: TenantsFile): string[] {
     const ids = moduleOf(p).identities?.(p) ?? {};
     if (ids.app) {
       const app = sameSecret(apps, ids.app.key, i, t.id, ids.app.secret);
-      if (app) out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} app (one app has one secret; fix the wrong one)`);
+      if (app) out.push(`  - tenants[${i}] (${t.id}).platform.clientSecret: differs from tenants[${app.index}] (${app.id})'s for the same ${p.kind} clientId "${ids.app.clientId}" (one app has one secret; fix the wrong one)`);
     }
     // Not named yet: a connect link binds it (and refuses one another tenant has bound: src/connect).
     const c = ids.connection;

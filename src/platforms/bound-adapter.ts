@@ -15,7 +15,8 @@ export class BoundAdapter implements PlatformAdapter {
     readonly kind: string,
     private readonly tenant: string,
     private readonly bindings: BindingStore,
-    private readonly build: (binding: Binding) => PlatformAdapter,
+    /** Builds the adapter of a binding (loading the platform's code on the first one). */
+    private readonly build: (binding: Binding) => Promise<PlatformAdapter>,
   ) {}
 
   private async adapter(): Promise<PlatformAdapter> {
@@ -25,7 +26,7 @@ export class BoundAdapter implements PlatformAdapter {
     }
     if (this.current?.connection !== binding.connection) {
       await this.current?.adapter.close?.();
-      this.current = { connection: binding.connection, adapter: this.build(binding) };
+      this.current = { connection: binding.connection, adapter: await this.build(binding) };
     }
     return this.current.adapter;
   }

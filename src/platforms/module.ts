@@ -47,7 +47,7 @@ export interface AdapterDeps {
 
 /** A platform app (a client id at its token address) and the connection a config names, for the shared-identity checks. */
 export interface Identities {
-  app?: { key: string; secret: Secret };
+  app?: { key: string; clientId: string; secret: Secret };
   connection?: { id: string; field: string; what: string };
 }
 

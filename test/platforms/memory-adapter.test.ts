@@ -1,8 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseTenants } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
-import { createAdapter, FileAdapter, MemoryAdapter, MemoryPlatform, MemoryPlatformRegistry, memoryPlatforms, PlatformError, PlatformRateLimitedError } from '../../src/platforms/index.js';
+import { createAdapter, MemoryAdapter, writeNdjson, MemoryPlatform, MemoryPlatformRegistry, memoryPlatforms, PlatformError, PlatformRateLimitedError } from '../../src/platforms/index.js';
 import { contact, invoice, readAll } from './fixtures.js';
 
 const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -114,7 +117,7 @@ describe('createAdapter', () => {
     const registry = new MemoryPlatformRegistry();
     registry.get('shop').upsert('contacts', contact(7));
     const adapter = createAdapter(tenants({ kind: 'memory', name: 'shop' }), { logger: silent, memoryPlatforms: registry });
-    expect(adapter).toBeInstanceOf(MemoryAdapter);
+    expect(adapter.kind).toBe('memory');
     expect((await adapter.readPage('contacts', {})).records.map((r) => r.id)).toEqual(['C-000007']);
     // Without a registry of its own, the process's registry is used.
     memoryPlatforms.get('create-adapter-test').upsert('contacts', contact(8));
@@ -123,8 +126,17 @@ describe('createAdapter', () => {
     memoryPlatforms.delete('create-adapter-test');
   });
 
-  it('builds a file adapter over the configured folder', () => {
-    expect(createAdapter(tenants({ kind: 'file', path: '/nonexistent' }), { logger: silent })).toBeInstanceOf(FileAdapter);
+  it('builds a file adapter over the configured folder, loaded on its first read', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'cs-lazy-'));
+    try {
+      await writeNdjson(join(folder, 'contacts.ndjson'), [contact(9)]);
+      const adapter = createAdapter(tenants({ kind: 'file', path: folder }), { logger: silent });
+      expect(adapter.kind).toBe('file');
+      expect((await adapter.readPage('contacts', {})).records.map((r) => r.id)).toEqual(['C-000009']);
+      await adapter.close?.();
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('says clearly what a xero tenant needs when its encryption key is missing', () => {

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { PlatformModule } from '../module.js';
-import { FileAdapter } from './file-adapter.js';
+import { LazyAdapter } from '../lazy-adapter.js';
 import { isUnder, realPathOf } from './root.js';
 
 export const fileConfig = z.strictObject({ kind: z.literal('file'), path: z.string().min(1) });
@@ -19,5 +19,9 @@ export const fileModule: PlatformModule<FileConfig> = {
     if (!existsSync(root)) return [`path: FILE_PLATFORM_ROOT=${root} does not exist: make the folder, or set FILE_PLATFORM_ROOT to the one holding the file tenants' folders`];
     return isUnder(realPathOf(root), realPathOf(config.path)) ? [] : [`path: ${config.path} is outside FILE_PLATFORM_ROOT (${root}), once .. and symbolic links are resolved`];
   },
-  createAdapter: (config, deps) => new FileAdapter({ folder: config.path, ...(deps.fileRoot !== undefined ? { root: deps.fileRoot } : {}), logger: deps.logger.child({ platform: 'file' }) }),
+  createAdapter: (config, deps) =>
+    new LazyAdapter('file', async () => {
+      const { FileAdapter } = await import('./file-adapter.js');
+      return new FileAdapter({ folder: config.path, ...(deps.fileRoot !== undefined ? { root: deps.fileRoot } : {}), logger: deps.logger.child({ platform: 'file' }) });
+    }),
 };

@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { BoundAdapter } from '../bound-adapter.js';
+import { LazyAdapter } from '../lazy-adapter.js';
 import type { AdapterDeps, OAuthModule } from '../module.js';
 import type { PlatformAdapter } from '../types.js';
 import { BindingStore, type Binding } from './binding.js';
@@ -20,7 +21,8 @@ export function connectedAdapter<C>(
   module: OAuthModule<C>,
   config: C,
   deps: AdapterDeps,
-  build: (connection: string, binding: Binding | undefined, deps: ConnectedDeps) => PlatformAdapter,
+  /** Builds the platform's adapter for a connection, importing its code (called on the first read, not here). */
+  build: (connection: string, binding: Binding | undefined, deps: ConnectedDeps) => Promise<PlatformAdapter>,
 ): PlatformAdapter {
   const kind = module.chain.kind;
   const { redis, prefix, tokenKey } = deps;
@@ -30,7 +32,7 @@ export function connectedAdapter<C>(
   if (redis === undefined || prefix === undefined) throw new Error(`a ${kind} tenant needs the Redis connection and KEY_PREFIX (createAdapter deps redis and prefix)`);
   const full: ConnectedDeps = { ...deps, redis, prefix, tokenKey: typeof tokenKey === 'string' ? TokenCipher.fromText(tokenKey) : tokenKey };
   const named = module.connectionOf(config);
-  if (named !== undefined) return build(named, undefined, full);
+  if (named !== undefined) return new LazyAdapter(kind, () => build(named, undefined, full));
   if (deps.tenantId === undefined) throw new Error(`a ${kind} tenant without its ${module.connectionField} needs its tenant id (createAdapter deps tenantId)`);
   return new BoundAdapter(kind, deps.tenantId, new BindingStore(redis, prefix), (binding) => build(binding.connection, binding, full));
 }

@@ -492,7 +492,7 @@ export class PlatformAuth {
     if (res.status === 200 && errorIn(body) !== undefined && (body as Record<string, unknown>)['access_token'] === undefined) code = errorIn(body);
     else {
       try {
-        tokens = await oauth.processRefreshTokenResponse(as, client, res);
+        tokens = await oauth.processRefreshTokenResponse(as, client, withoutIdToken(res, body));
       } catch (err) {
         if (err instanceof oauth.ResponseBodyError) code = err.error;
         else if (res.status === 200) throw new PlatformError('PLATFORM_BAD_RESPONSE', `${this.name}: the token endpoint answered 200 without a usable token (${errorName(err)})${ref}`, true);
@@ -554,4 +554,17 @@ export function clientAuthOf(kind: 'basic' | 'post', clientId: string, secret: S
   return (_as, _client, _body, headers) => {
     headers.set('authorization', `Basic ${Buffer.from(`${clientId}:${secret.reveal()}`, 'utf8').toString('base64')}`);
   };
+}
+
+/**
+ * The token answer without its `id_token`: we ask for no OpenID scope and read no identity, but Intuit's refresh
+ * answers may carry one (its documented sample does), and oauth4webapi would validate it as an OpenID provider's
+ * (issuer, audience, expiry), refusing a good refresh over a token we never use.
+ */
+function withoutIdToken(res: Response, body: unknown): Response {
+  if (body === null || typeof body !== 'object' || !('id_token' in body)) return res;
+  const { id_token: _ignored, ...rest } = body as Record<string, unknown>;
+  const headers = new Headers(res.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(rest), { status: res.status, statusText: res.statusText, headers });
 }

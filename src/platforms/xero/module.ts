@@ -3,7 +3,6 @@ import type { PlatformModule } from '../module.js';
 import { connectedAdapter } from '../oauth/connected.js';
 import { xeroConfig, type XeroConfig } from './config.js';
 import { xeroOAuth } from './oauth.js';
-import { XeroAdapter } from './xero-adapter.js';
 
 export const xeroModule: PlatformModule<XeroConfig> = {
   kind: 'xero',
@@ -11,12 +10,13 @@ export const xeroModule: PlatformModule<XeroConfig> = {
   config: xeroConfig,
   oauth: xeroOAuth,
   identities: (c) => ({
-    app: { key: `xero ${c.tokenUrl} ${c.clientId}`, secret: c.clientSecret },
+    app: { key: `xero ${c.tokenUrl} ${c.clientId}`, clientId: c.clientId, secret: c.clientSecret },
     ...(c.xeroTenantId !== undefined ? { connection: { id: c.xeroTenantId, field: 'xeroTenantId', what: 'Xero organisation' } } : {}),
   }),
   createAdapter: (config, deps) =>
-    connectedAdapter(xeroOAuth, config, deps, (connection, _binding, d) =>
-      new XeroAdapter({
+    connectedAdapter(xeroOAuth, config, deps, async (connection, _binding, d) => {
+      const { XeroAdapter } = await import('./xero-adapter.js');
+      return new XeroAdapter({
         redis: d.redis,
         prefix: d.prefix,
         tokenKey: d.tokenKey,
@@ -25,6 +25,6 @@ export const xeroModule: PlatformModule<XeroConfig> = {
         logger: d.logger.child({ platform: 'xero' }),
         ...(d.authHooks ? { hooks: d.authHooks } : {}),
         ...(d.auth ? { auth: d.auth } : {}),
-      }),
-    ),
+      });
+    }),
 };
