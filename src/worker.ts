@@ -9,6 +9,7 @@ import type { Worker } from 'bullmq';
 import type { App } from './app.js';
 import type { OpsServer } from './ops/server.js';
 import { tenantsNotMoved } from './redis/migrate-keys.js';
+import { tenantsWithOldHashes } from './state/old-hashes.js';
 import type { WebhookServer } from './webhooks/index.js';
 import { QueueWorkers, type QueueKey } from './worker/queue-workers.js';
 import { readinessOf } from './worker/readiness.js';
@@ -69,12 +70,20 @@ function opsPortOf(app: App, options: WorkerOptions): number | 'random' {
   return port;
 }
 
-/** State in the old single-slot key layout only: starting would adopt every contact again (the id maps look empty). */
+/** State in the old single-slot key layout only, or records not packed yet: starting would adopt those contacts again (their id maps look empty). */
 async function checkKeyLayout(app: App, guard: StartGuard): Promise<void> {
   const notMoved = await guard.step(tenantsNotMoved(app.redis, app.env.KEY_PREFIX, app.tenants().map((t) => t.id)));
   if (notMoved.length > 0) {
     throw new Error(
       `the Redis state of ${notMoved.join(', ')} is in the old key layout (\`<KEY_PREFIX>:<kind>:<owner>...\`, every key in one slot): run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
+    );
+  }
+  // Records still in the hashes versions before packed records kept: the worker's scripts read packed records
+  // only, so such a record would look unknown (a contact created again, a payment missed). One round trip.
+  const unpacked = await guard.step(tenantsWithOldHashes(app.redis, app.env.KEY_PREFIX, app.tenants().map((t) => t.id)));
+  if (unpacked.length > 0) {
+    throw new Error(
+      `the Redis state of ${unpacked.join(', ')} still holds records in the hashes versions before packed records kept (id maps, mirrors, payment ledgers), which this version no longer reads: run \`collections-sync migrate-keys\` (a dry run), then \`collections-sync migrate-keys --yes\`, and start the worker again`,
     );
   }
 }

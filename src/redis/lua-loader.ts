@@ -3,7 +3,7 @@
  * folder; shared pieces in `lua/includes/`), named by its path from `src/` without `.lua` (`state/lua/pending-add`).
  * Two directives, each a whole line, so every file stays plain Lua for an editor, a linter and `redis-cli --eval`:
  *
- * - `--@include "state/lua/includes/packed"`: replaced by that file's resolved text, recursively. An include names a
+ * - `--@include "state/lua/includes/packed-record"`: replaced by that file's resolved text, recursively. An include names a
  *   file as a script is named (its path from `src/`, without `.lua`): one name for a file wherever it is used. A file is included once per script: a second include of it (a
  *   script and one of its includes both pulling in `helpers`) is dropped. A missing file or a cycle is an error
  *   naming the file and line.

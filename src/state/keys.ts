@@ -7,7 +7,7 @@ import { tenantKey, type KeyKind, type KeyPart } from '../redis/keys.js';
 export const STATE_KINDS = {
   /** Packed records (id map, mirror cells, ledger entry in one value, in buckets): one HASH per (tenant, entity). */
   rec: 'rec',
-  /** Id map and content hash as versions before packed records kept them (read, and moved on write). */
+  /** Id map and content hash as versions before packed records kept them (packed by migrate-keys, src/state/old-hashes.ts; never read by the worker). */
   ids: 'ids',
   intents: 'intents',
   cursors: 'cursors',

@@ -1,5 +1,5 @@
 /**
- * The codec of packed records, the TypeScript side of their format (the Lua side: src/state/lua/includes/packed.lua;
+ * The codec of packed records, the TypeScript side of their format (the Lua side: src/state/lua/includes/packed-codec.lua;
  * the store: src/state/packed.ts).
  *
  * Packed records (README decision "lean state values"): everything the state keeps of one record (its id-map
@@ -32,7 +32,7 @@ import { StateCorruptError } from './stored.js';
  * record it wants, and writes all of it again when one record changes). 8, not the 24 of before: Redis's CPU per
  * synced record about 25-30% lower for about 2.7 bytes a record more (one bucket field per 8 records instead of
  * 24). A map written with a larger load splits to this one as it is written (at most 64 splits a script call).
- * The Lua reads it as `--@define LOAD` (src/state/lua/includes/packed.lua), from the state room's defines.
+ * The Lua reads it as `--@define LOAD` (src/state/lua/includes/packed-map.lua), from the state room's defines.
  */
 export const LOAD = 8;
 

@@ -2,7 +2,7 @@
  * What we know of each invoice's payments, to compute its outstanding amount: in the packed records
  * (src/state/packed-codec.ts), a payment's third segment is `deleted|amount|invoiceId`, an invoice's its payment ids.
  * Versions before kept two HASHes per tenant, `ledger:<t>:pay` and `ledger:<t>:inv` (invoice id -> JSON list of
- * payment ids): read where an id is not packed yet, moved on write. Amounts travel as the strings JS wrote and
+ * payment ids): packed by migrate-keys (src/state/old-hashes.ts), never read here. Amounts travel as the strings JS wrote and
  * are summed in JS, never in Lua floats.
  */
 import type { Redis } from 'ioredis';
@@ -51,7 +51,7 @@ export class PaymentLedger {
     private readonly prefix: string,
   ) {}
 
-  /** The ledgers as versions before packed records kept them (read, and moved on write). */
+  /** The ledgers as versions before packed records kept them: never read here, named so `clear` deletes leftovers. */
   private keys(tenant: string): [string, string] {
     return [stateKey(this.prefix, 'paymentLedger', tenant, 'pay'), stateKey(this.prefix, 'paymentLedger', tenant, 'inv')];
   }

@@ -13,8 +13,8 @@ import { parseValue, StateCorruptError } from './stored.js';
  * The record mirror: what later work reads of the last canonical contacts and invoices seen, per tenant: the
  * second segment of each packed record (src/state/packed.ts). Durable state, not a cache: a miss is not filled
  * from the platform on demand, and the sync and the calls depend on what it holds (a full run refills it). The
- * mirror versions before packed records kept (one HASH per entity, `<base>:cache:{<t>}:<entity>`) is read where
- * an id is not packed yet and moved on write.
+ * mirror versions before packed records kept (one HASH per entity, `<base>:cache:{<t>}:<entity>`) is packed by
+ * migrate-keys (src/state/old-hashes.ts; its JSON values kept as `J` segments) and never read here.
  * Serves what the service cannot answer cheaply: an invoice's balance after a payment changes (the invoice is
  * pushed again from here, so it keeps every field of the push), and the selection of overdue invoices for call
  * campaigns (a contact's names, phone, deleted flag and uuid: nothing else of a contact is read).
@@ -346,7 +346,10 @@ export class RecordMirror {
     return packedKey(this.prefix, tenant, entity);
   }
 
-  /** The mirror as versions before packed records kept it (read, and moved on write). */
+  /**
+   * The mirror as versions before packed records kept it: never read here (migrate-keys packs it), named so a
+   * tenant's `clear` deletes one a partial upgrade left.
+   */
   private oldKey(tenant: string, entity: Entity): string {
     return stateKey(this.prefix, 'mirror', tenant, entity);
   }
@@ -391,16 +394,8 @@ export class RecordMirror {
     return { items, states };
   }
 
-  /** Every mirrored item, in batches: the old mirror first (HSCAN), then the packed map: flat memory over large tenants. */
+  /** Every mirrored item, in batches: the packed map bucket by bucket, flat memory over large tenants. */
   async *scan<E extends Entity>(tenant: string, entity: E, count = 500): AsyncGenerator<Mirrored[E][]> {
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(this.oldKey(tenant, entity), cursor, 'COUNT', count);
-      cursor = next;
-      const batch: Mirrored[E][] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) batch.push(this.parse(this.oldKey(tenant, entity), entity, flat[i] ?? '', flat[i + 1] ?? ''));
-      if (batch.length > 0) yield batch;
-    } while (cursor !== '0');
     for await (const records of scanRecords(this.redis, this.prefix, tenant, entity, 2, count)) {
       const batch = records.map(([id, segs]) => this.parseSegment(tenant, entity, id, segs));
       if (batch.length > 0) yield batch;

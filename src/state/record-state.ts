@@ -1,8 +1,8 @@
 /**
  * Id map and content hash: the first segment of each packed record (src/state/packed.ts: one HASH of buckets per
- * (tenant, entity)), a canonical uuid as its 16 bytes and the hash as its 9. Old id maps (one HASH per (tenant,
- * entity), field = platform id, value = `uuid|hash` in the compact or the longer forms, src/state/compact.ts) are
- * read where an id is not packed yet, and moved on write. Batch methods cost one round trip per page.
+ * (tenant, entity)), a canonical uuid as its 16 bytes and the hash as its 9. The id maps versions before kept (one
+ * HASH per (tenant, entity), field = platform id, value = `uuid|hash`, src/state/compact.ts) are packed by
+ * migrate-keys (src/state/old-hashes.ts) and never read here. Batch methods cost one round trip per page.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { stateScript } from './script.js';
 import { decodeHash, decodeUuid, formatUuid, hashPart, uuidPart } from './compact.js';
 import { getRecords, countRecords, packedKey, packedMap, scanRecords } from './packed.js';
 import { readVarint } from './packed-codec.js';
-import { pairs, parseValue, StateCorruptError } from './stored.js';
+import { StateCorruptError } from './stored.js';
 
 /** The stored `uuid|hash` string, decoded. Empty sides are absent. */
 export const recordStateSchema = z
@@ -38,8 +38,6 @@ export interface RecordStateWrite extends RecordStateEntry {
 }
 
 const SET_MANY = stateScript('state/lua/record-state-set-many');
-
-const STRIP_OLD_HASHES = stateScript('state/lua/record-state-strip-old-hashes');
 
 const STRIP_HASHES = stateScript('state/lua/record-state-strip-hashes');
 
@@ -74,7 +72,10 @@ export class RecordStateStore {
     return packedKey(this.prefix, tenant, entity);
   }
 
-  /** The id map as versions before packed records kept it (read, and moved on write). */
+  /**
+   * The id map as versions before packed records kept it: never read here (migrate-keys packs it), named so a
+   * tenant's `clear` deletes one a partial upgrade left.
+   */
   oldKey(tenant: string, entity: Entity): string {
     return stateKey(this.prefix, 'ids', tenant, entity);
   }
@@ -114,24 +115,13 @@ export class RecordStateStore {
     await SET_MANY.run(this.redis, [...map.keys, stateKey(this.prefix, 'intents', tenant)], [map.spec, args.length / 4, ...args, ...ending]);
   }
 
-  /** Records with an id-map entry: the packed map's count, and those still in the old id map. */
+  /** Records with an id-map entry: the packed map's count. */
   async count(tenant: string, entity: Entity): Promise<number> {
-    return countRecords(this.redis, this.prefix, tenant, entity, 1, this.oldKey(tenant, entity));
+    return countRecords(this.redis, this.prefix, tenant, entity, 1);
   }
 
-  /**
-   * Every stored entry, in batches: the old id map first (HSCAN), then the packed map bucket by bucket (an entry
-   * moves from the old map into the packed one, never back, so none is missed). Flat memory over large tenants.
-   */
+  /** Every stored entry, in batches: the packed map bucket by bucket. Flat memory over large tenants. */
   async *scan(tenant: string, entity: Entity, count = 500): AsyncGenerator<RecordStateEntry[]> {
-    const k = this.oldKey(tenant, entity);
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(k, cursor, 'COUNT', count);
-      cursor = next;
-      const batch = pairs(flat).map(([id, raw]) => ({ id, ...parseValue(recordStateSchema, raw, k, id) }));
-      if (batch.length > 0) yield batch;
-    } while (cursor !== '0');
     const key = this.key(tenant, entity);
     for await (const records of scanRecords(this.redis, this.prefix, tenant, entity, 1, count)) {
       const batch = records.flatMap(([id, segs]) => (segs[0] ? [{ id, ...decodeIdSegment(segs[0], key, id) }] : []));
@@ -140,24 +130,13 @@ export class RecordStateStore {
   }
 
   /**
-   * Forgets content hashes but keeps uuids, so the next sync pushes every record again. Walks the old id map in
-   * HSCAN batches and the packed map in batches of buckets (never one long script); each batch is rewritten
-   * atomically, so a concurrent `setMany` wins.
+   * Forgets content hashes but keeps uuids, so the next sync pushes every record again. Walks the packed map in
+   * batches of buckets (never one long script); each batch is rewritten atomically, so a concurrent `setMany` wins.
    */
   async clearHashes(tenant: string, entity?: Entity): Promise<number> {
     const entities: readonly Entity[] = entity ? [entity] : ENTITIES;
     let n = 0;
     for (const e of entities) {
-      const k = this.oldKey(tenant, e);
-      let cursor = '0';
-      do {
-        const [next, flat] = await this.redis.hscan(k, cursor, 'COUNT', 1000);
-        cursor = next;
-        const ids = pairs(flat)
-          .filter(([, raw]) => !raw.endsWith('|'))
-          .map(([id]) => id);
-        if (ids.length > 0) n += Number(await STRIP_OLD_HASHES.run(this.redis, [k], ids));
-      } while (cursor !== '0');
       const map = packedMap(this.prefix, tenant, e);
       let bucket = 0;
       while (bucket >= 0) {

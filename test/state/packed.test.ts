@@ -1,15 +1,18 @@
 /**
  * Packed records (src/state/packed.ts) on a real Redis: buckets split one at a time as a map grows (linear
  * hashing), every record stays readable through the splits, memory per record stays flat, and an entry of the
- * old hashes moves into its packed value on write, never staying in two places.
+ * old hashes moves into its packed value when packed (migrate-keys), never staying in two places, and is never
+ * read by the worker's scripts.
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { packedCounts, packOldEntries, scanRecords } from '../../src/state/packed.js';
+import { packOldEntries } from '../../src/state/old-hashes.js';
+import { packedCounts, scanRecords } from '../../src/state/packed.js';
 import { LOAD } from '../../src/state/packed-codec.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { numberTextLength, RecordMirror, type MirroredInvoice } from '../../src/state/record-mirror.js';
 import { RecordStateStore } from '../../src/state/record-state.js';
+import { keyBase } from '../../src/redis/keys.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 const uuidOf = (i: number): string => `${i.toString(16).padStart(8, '0')}-0000-4000-8000-${(i * 7).toString(16).padStart(12, '0')}`;
@@ -126,53 +129,39 @@ describe('packed records', () => {
     expect(large / small).toBeLessThan(1.15);
   });
 
-  it('moves an old id-map entry into the packed map on write, and reads old entries until then', async () => {
+  it("the worker's scripts never read an old hash: an id only there is unknown to them, its entry left; packOldEntries moves it", async () => {
     const prefix = testPrefix();
     const s = new RecordStateStore(redis, prefix);
     const old = s.oldKey('acme', 'contacts');
     await redis.hset(old, 'c1', `${uuidOf(1)}|${hashOf(1)}${'7'.repeat(14)}`, 'c2', `${uuidOf(2)}|`);
+    expect(await s.getMany('acme', 'contacts', ['c1', 'c2'])).toEqual(new Map());
+    expect(await s.count('acme', 'contacts')).toBe(0);
+    // A write of c2 starts its packed record afresh: the old entry is neither read nor deleted.
+    await s.setMany('acme', 'contacts', [{ id: 'c2', uuid: uuidOf(22) }]);
+    expect(await s.get('acme', 'contacts', 'c2')).toEqual({ uuid: uuidOf(22) });
+    expect((await redis.hkeys(old)).sort()).toEqual(['c1', 'c2']);
+    // Clearing hashes walks the packed map only: c1's old entry keeps its hash (packing brings it in).
+    expect(await s.clearHashes('acme', 'contacts')).toBe(0);
+    expect(await redis.hget(old, 'c1')).toBe(`${uuidOf(1)}|${hashOf(1)}${'7'.repeat(14)}`);
+    // Packing: c1 moves; c2's packed value is the newer, and its old entry only goes.
+    expect(await packOldEntries(redis, prefix, 'acme', true)).toBe(2);
+    expect(await redis.exists(old)).toBe(0);
     expect(await s.getMany('acme', 'contacts', ['c1', 'c2'])).toEqual(
       new Map([
         ['c1', { uuid: uuidOf(1), hash: hashOf(1) }],
-        ['c2', { uuid: uuidOf(2) }],
-      ]),
-    );
-    expect(await s.count('acme', 'contacts')).toBe(2);
-    await s.setMany('acme', 'contacts', [{ id: 'c2', hash: hashOf(22) }]);
-    expect(await redis.hkeys(old)).toEqual(['c1']);
-    expect(await s.get('acme', 'contacts', 'c2')).toEqual({ uuid: uuidOf(2), hash: hashOf(22) });
-    expect(await s.count('acme', 'contacts')).toBe(2);
-    const scanned = new Map<string, unknown>();
-    for await (const batch of s.scan('acme', 'contacts')) for (const e of batch) scanned.set(e.id, e);
-    expect([...scanned.keys()].sort()).toEqual(['c1', 'c2']);
-    expect(await s.clearHashes('acme', 'contacts')).toBe(2);
-    expect(await s.getMany('acme', 'contacts', ['c1', 'c2'])).toEqual(
-      new Map([
-        ['c1', { uuid: uuidOf(1) }],
-        ['c2', { uuid: uuidOf(2) }],
+        ['c2', { uuid: uuidOf(22) }],
       ]),
     );
   });
 
-  it('a script that fails on a corrupt old entry has moved nothing (Redis does not roll a script back)', async () => {
+  it('a packing batch that fails on a corrupt old entry has moved nothing (Redis does not roll a script back)', async () => {
     const prefix = testPrefix();
     const s = new RecordStateStore(redis, prefix);
-    const ledger = new PaymentLedger(redis, prefix);
     await redis.hset(s.oldKey('acme', 'contacts'), 'c1', `${uuidOf(1)}|`, 'c2', 'no-separator');
-    await expect(s.setMany('acme', 'contacts', [{ id: 'c1', hash: hashOf(1) }, { id: 'c2', hash: hashOf(2) }])).rejects.toThrow(/c2/);
+    await expect(packOldEntries(redis, prefix, 'acme', true)).rejects.toThrow(`${keyBase(prefix)}:ids:{acme}:contacts field "c2"`);
     expect(await redis.hget(s.oldKey('acme', 'contacts'), 'c1')).toBe(`${uuidOf(1)}|`);
-    expect(await s.get('acme', 'contacts', 'c1')).toEqual({ uuid: uuidOf(1) });
-    // An edit left unsaved (the payment already in the invoice's old list) leaves the invoice's old entries.
-    const [pay, inv] = ledger.keysOf('acme') as [string, string];
-    await redis.hset(pay, 'p1', '0|5|i1');
-    await redis.hset(inv, 'i1', '["p1"]');
-    await redis.hset(s.oldKey('acme', 'invoices'), 'i1', `${uuidOf(3)}|`);
-    // No packed invoice holds a ledger yet: the totals still read the old one.
-    expect(await ledger.totals('acme', ['i1'])).toEqual(new Map([['i1', 5]]));
-    await ledger.setMany('acme', [{ invoiceId: 'i1', paymentId: 'p1', amount: 6, deleted: false }]);
-    expect(await ledger.totals('acme', ['i1'])).toEqual(new Map([['i1', 6]]));
-    expect(await s.get('acme', 'invoices', 'i1')).toEqual({ uuid: uuidOf(3) });
-    expect(await redis.hget(inv, 'i1')).toBe('["p1"]');
+    expect(await s.get('acme', 'contacts', 'c1')).toBeUndefined();
+    expect(await redis.exists(s.key('acme', 'contacts'))).toBe(0);
   });
 
   it('packOldEntries moves every old entry into packed records: a dry run counts, a rerun finds nothing', async () => {
@@ -308,7 +297,7 @@ describe('packed records', () => {
     expect(numberTextLength(-0, 0)).toBeUndefined();
   });
 
-  it('keeps a GUID id (Xero) in 17 bytes, not 36, and finds it in old hashes by its text', async () => {
+  it('keeps a GUID id (Xero) in 17 bytes, not 36, and packs it from old hashes by its text', async () => {
     const prefix = testPrefix();
     const ids = new RecordStateStore(redis, prefix);
     const mirror = new RecordMirror(redis, prefix);
@@ -329,11 +318,12 @@ describe('packed records', () => {
     await ids.setMany('acme', 'invoices', [{ id: guid(1).toUpperCase(), uuid: uuidOf(99) }]);
     expect((await ids.get('acme', 'invoices', guid(1)))?.uuid).toBe(uuidOf(1));
     expect((await ids.get('acme', 'invoices', guid(1).toUpperCase()))?.uuid).toBe(uuidOf(99));
-    // An old id-map entry under a GUID id is found by its text, and moves on write.
+    // An old id-map entry under a GUID id is found by its text when packed, and kept in 17 bytes.
     await redis.hset(ids.oldKey('acme', 'contacts'), guid(200), `${uuidOf(200)}|`);
+    expect(await packOldEntries(redis, prefix, 'acme', true)).toBe(1);
+    expect(await redis.hlen(ids.oldKey('acme', 'contacts'))).toBe(0);
     expect(await ids.get('acme', 'contacts', guid(200))).toEqual({ uuid: uuidOf(200) });
     await ids.setMany('acme', 'contacts', [{ id: guid(200), hash: hashOf(200) }]);
-    expect(await redis.hlen(ids.oldKey('acme', 'contacts'))).toBe(0);
     expect(await ids.get('acme', 'contacts', guid(200))).toEqual({ uuid: uuidOf(200), hash: hashOf(200) });
     expect(await ids.clearHashes('acme', 'contacts')).toBe(1);
     // The ledger keeps GUID ids in 17 bytes too, and gives them back as text.

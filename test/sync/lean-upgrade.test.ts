@@ -1,7 +1,8 @@
 /**
  * Upgrade to the lean state values (README decision "lean state values"): a tenant whose id maps and record mirror
  * hold the values versions before it wrote (36-character uuids, 32-hex content hashes, whole records as JSON
- * objects) syncs on without a create or a write, and its call selection is the same.
+ * objects), in the hashes versions before packed records kept, syncs on without a create or a write once
+ * migrate-keys has packed them, and its call selection is the same.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { selectOverdue } from '../../src/calls/source.js';
 import { ENTITIES } from '../../src/glossary.js';
 import { sampleData, type SampleData } from '../../src/sample/generate.js';
 import { stateKey } from '../../src/state/keys.js';
+import { packOldEntries, tenantsWithOldHashes } from '../../src/state/old-hashes.js';
 import { PaymentLedger } from '../../src/state/payment-ledger.js';
 import { packedKey, scanRecords } from '../../src/state/packed.js';
 import { idOf, readVarint } from '../../src/state/packed-codec.js';
@@ -130,6 +132,9 @@ describe('state written before lean state values', () => {
     const [oldId] = await rig.app.redis.hmget(rig.app.stores.records.oldKey(TENANT, 'contacts'), data.contacts[0]?.id ?? '');
     expect(oldId?.slice(0, 36)).toMatch(UUID36);
     expect(oldId?.length).toBe(36 + 1 + 32);
+    // The worker reads packed records only: migrate-keys packs the old hashes first (their values as they are).
+    expect(await packOldEntries(rig.app.redis, rig.env.KEY_PREFIX, TENANT, true)).toBeGreaterThan(data.contacts.length);
+    expect(await tenantsWithOldHashes(rig.app.redis, rig.env.KEY_PREFIX, [TENANT])).toEqual([]);
 
     expect(await selection()).toEqual(before);
     const writes = rig.sim.counters().writesCommitted;

@@ -22,8 +22,9 @@ export function registerMigrateKeys(program: Command): void {
         const tenants = rt.app.tenants().map((t) => t.id);
         const moved = await migrateKeys(rt.app.redis, { prefix: rt.env.KEY_PREFIX, tenants, apply: o.yes === true, queues: Object.values(QUEUES), ...(limit !== undefined ? { limit } : {}) });
         // Then each tenant's records into packed records (docs/decisions/0040): entries of the old id map, mirror
-        // and ledger hashes; a worker moves them too, as it writes them. Not after a stop at --limit.
-        const { packOldEntries } = await import('../../state/packed.js');
+        // and ledger hashes. Only here: the worker reads packed records alone and does not start while an old
+        // hash is left (docs/decisions/0180). Not after a stop at --limit.
+        const { packOldEntries } = await import('../../state/old-hashes.js');
         let entries = 0;
         if (!moved.stopped) for (const t of tenants) entries += await packOldEntries(rt.app.redis, rt.env.KEY_PREFIX, t, moved.applied);
         const report = { ...moved, ...(moved.applied ? { entriesPacked: entries } : { entriesToPack: entries }) };

@@ -3,7 +3,7 @@
 -- a record's bucket keeps its residue, and each call reads all buckets of the residues it covers at once: a record
 -- is seen exactly once even while buckets split. Reply: { next residue (-1: done), the walk's n0, id, value, ... }
 -- of the records holding the segment.
---@include "state/lua/includes/packed"
+--@include "state/lua/includes/packed-map"
 local m = pmap(ARGV[1])
 local seg, r, max, n0s = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 if n0s == 0 then n0s = m.n0 end

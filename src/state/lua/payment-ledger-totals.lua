@@ -1,8 +1,8 @@
 -- ARGV[3..]: invoice ids. Per invoice: false (no payments known) or the live amounts; an empty list when no invoice
--- of the tenant has a payment (the map's count of ledger segments is 0 and no old ledger is left: a first sync's
--- invoices, before its payments, cost no walk of their buckets).
+-- of the tenant has a payment (the map's count of ledger segments is 0: a first sync's invoices, before its
+-- payments, cost no walk of their buckets).
 --@include "state/lua/includes/payment-ledger"
-if I.c[3] == 0 and #I.olds == 0 then return {} end
+if I.c[3] == 0 then return {} end
 local out = {}
 for i = 3, #ARGV do
   local inv = ARGV[i]

@@ -1,9 +1,11 @@
 -- Merges each entry into what is stored: a given uuid or hash replaces that side, an absent one keeps it.
--- Entries for the same id within one call apply in order. KEYS: the packed map and its old hashes, then the tenant's
+-- Entries for the same id within one call apply in order. KEYS: the packed map, then the tenant's
 -- intents. ARGV: the packed map's spec, the number of quads, then id, uuid part, hash part, mirror segment quads
 -- ('' = keep; a part is `B` + bytes or `T` + text; the mirror as RecordMirror writes it), then the ids whose intents
 -- end (KEYS' last) once the id-map entries are written.
---@include "state/lua/includes/packed"
+--@include "state/lua/includes/packed-record"
+--@include "state/lua/includes/packed-idmap"
+--@include "state/lua/includes/packed-mirror"
 local m = pmap(ARGV[1])
 local quads = tonumber(ARGV[2])
 local seen, written = {}, 0

@@ -1,6 +1,7 @@
 -- Drops the hash side of the id maps of the packed records in buckets [ARGV[2], ARGV[2] + ARGV[3]) (ARGV[1]: the
 -- map's spec). -> { next bucket (-1: done), hashes dropped }
---@include "state/lua/includes/packed"
+--@include "state/lua/includes/packed-record"
+--@include "state/lua/includes/packed-idmap"
 local m = pmap(ARGV[1])
 local b, width = tonumber(ARGV[2]), tonumber(ARGV[3])
 local total = m.n0 + m.split
