@@ -29,6 +29,7 @@ import { MAX_LINK_MS, type LinkRecord } from '../connect/links.js';
 import { connectionStates, type ConnectionReport } from '../connect/status.js';
 import { ENTITIES } from '../glossary.js';
 import type { Logger } from '../logger.js';
+import { oauthOf } from '../platforms/registry.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
@@ -287,13 +288,13 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return send(await once(c, tenantId, null, () => requested(tenantId, 'replay')));
   });
 
-  /** The tenant's connect links port, or the problem to answer (unknown tenant, links off, not a Xero/QuickBooks tenant). */
+  /** The tenant's connect links port, or the problem to answer (unknown tenant, links off, not an OAuth platform's tenant). */
   const linksOf = (c: Context<ApiEnv>, tenantId: string): ConnectLinks | Response => {
     const tenant = visible(c, tenantId);
     if (!tenant) return problemResponse(plain(404, 'no such tenant'));
     const connect = need().connect;
     if (connect === undefined) return problemResponse(ours('connect-links-off', 'connect links need PUBLIC_URL and PLATFORM_TOKEN_KEY (and this server: WEBHOOK_PORT)'));
-    if (tenant.platform.kind !== 'xero' && tenant.platform.kind !== 'quickbooks') return problemResponse(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only xero and quickbooks tenants are connected with a link`));
+    if (oauthOf(tenant.platform) === undefined) return problemResponse(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only an OAuth platform's tenants are connected with a link`));
     return connect;
   };
 

@@ -4,6 +4,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { ENTITIES, RUN_MODES } from '../glossary.js';
+import { PLATFORM_KINDS } from '../platforms/registry.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
 const tenantId = z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/).openapi({ example: 'acme' });
@@ -109,8 +110,8 @@ const cursorSchema = z.object({ updatedAt: z.string(), id: z.string() }).nullabl
 export const tenantSchema = z
   .object({
     id: tenantId,
-    platform: z.enum(['file', 'memory', 'xero', 'quickbooks']),
-    connection: connectionSchema.nullable().openapi({ description: 'Xero and QuickBooks tenants only' }),
+    platform: z.enum(PLATFORM_KINDS),
+    connection: connectionSchema.nullable().openapi({ description: "an OAuth platform's tenants only" }),
     running: z.boolean().openapi({ description: 'a run holds the tenant now' }),
     lastRun: runSummarySchema.nullable(),
     cursors: perEntity(cursorSchema).openapi({ description: 'where the next incremental run reads from (null: it reads everything)' }),
