@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { BindingStore } from '../platforms/oauth/binding.js';
+import { TokenCipher } from '../platforms/oauth/cipher.js';
 import { Connect, type ConnectionChange } from './connect.js';
 import { oauthOf } from '../platforms/registry.js';
 import { LinkStore } from './links.js';
@@ -53,10 +54,14 @@ export async function revokeConnection(
   let told: string;
   try {
     const { token } = await auth.accessToken();
+    // The chain's refresh token, for a platform whose revoke call takes it (Zoho revokes the refresh token itself).
+    const stored = await auth.store.read();
+    const cipher = TokenCipher.fromText(d.tokenKey, d.previousTokenKey);
+    const refreshToken = stored === undefined ? undefined : cipher.decrypt(stored.state.cur, m.oauth.chain.context(connection, 'refresh'));
     const revoke = m.oauth.revoke;
     told = revoke === undefined
       ? 'not told: the platform has no revoke call (disconnect the app there)'
-      : await revoke({ config: p, binding, connection, clientSecret: m.oauth.credentials(p).clientSecret, accessToken: token, refreshToken: undefined, fetch: connect.fetchFor({ ...tenant, oauth: m.oauth }) });
+      : await revoke({ config: p, binding, connection, clientSecret: m.oauth.credentials(p).clientSecret, accessToken: token, refreshToken, fetch: connect.fetchFor({ ...tenant, oauth: m.oauth }) });
   } catch (err) {
     told = `not told: ${(err as Error).message}`;
   }

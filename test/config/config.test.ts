@@ -433,7 +433,7 @@ describe('tenants file: FILE_PLATFORM_ROOT (issue 36, finding 8c)', () => {
       expect(problem(inside, root)).toBe('');
       const outside = fileTenants('/etc', join(root, '..', 'elsewhere'), join(root, 'escape'), join(root, 'etc-link', 'ssh'), join(root, 'acme'), join(`${root}-sibling`, 'x'));
       const msg = problem(outside, root);
-      expect(msg).toMatch(/^the tenants file does not fit the settings:\n  - tenants\[0\] \(t0\)\.platform\.path: \/etc is outside FILE_PLATFORM_ROOT/);
+      expect(msg).toMatch(/^the tenants file does not fit the settings:\n {2}- tenants\[0\] \(t0\)\.platform\.path: \/etc is outside FILE_PLATFORM_ROOT/);
       for (const i of [0, 1, 2, 3, 5]) expect(msg).toMatch(new RegExp(`tenants\\[${i}\\] \\(t${i}\\)\\.platform\\.path: .* is outside FILE_PLATFORM_ROOT`));
       expect(msg).not.toMatch(/tenants\[4\]/);
       // A relative folder is taken from the working directory, as the adapter opens it.

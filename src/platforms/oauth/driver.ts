@@ -43,6 +43,8 @@ export interface PlatformDescriptor {
   readonly name: string;
   /** Headers every call carries besides the token (`accept`, Xero's `xero-tenant-id`). */
   readonly headers: Record<string, string>;
+  /** The `Authorization` value of a token: RFC 6750's `Bearer <token>` when absent (Zoho's is `Zoho-oauthtoken <token>`). */
+  authorization?(token: string): string;
   /** The error after the API refused a freshly refreshed token too: what the operator does about it. */
   unauthorized(what: string, detail: string): PlatformError;
   /** Log fields and error text that identify one answer to the platform's support (Intuit's intuit_tid). */
@@ -135,7 +137,7 @@ export class PlatformDriver {
       const res = await request(call.url, {
         method: 'GET',
         ...(dispatcher ? { dispatcher } : {}),
-        headers: { ...call.headers, ...platform.headers, authorization: `Bearer ${token}` },
+        headers: { ...call.headers, ...platform.headers, authorization: platform.authorization?.(token) ?? `Bearer ${token}` },
         signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
         ...(settings.headersTimeoutMs !== undefined ? { headersTimeout: settings.headersTimeoutMs } : {}),
         ...(settings.bodyTimeoutMs !== undefined ? { bodyTimeout: settings.bodyTimeoutMs } : {}),
