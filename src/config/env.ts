@@ -126,7 +126,7 @@ export const envSchema = z.object({
   CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */
   CALL_COOLDOWN_HOURS: z.coerce.number().min(0).max(24 * 365).default(24),
-  /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for Xero tenants. */
+  /** 32-byte key (base64 or hex) to encrypt platform refresh tokens at rest. Needed for tenants of OAuth platforms. */
   PLATFORM_TOKEN_KEY: secret(z.string().refine(isTokenKey, TOKEN_KEY_RULE).optional()),
   /**
    * The key PLATFORM_TOKEN_KEY replaced, during a rotation (docs/security.md): what it sealed is still read, and

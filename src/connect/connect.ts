@@ -35,7 +35,7 @@ import { platformAuth } from '../platforms/oauth/chain.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
 import type { PlatformAuth, PlatformAuthSettings } from '../platforms/oauth/oauth.js';
 import { limiterFor } from '../platforms/oauth/rate-limiter.js';
-import { labelOf, oauthOf, type PlatformConfig, type PlatformKind } from '../platforms/registry.js';
+import { labelOf, OAUTH_KINDS, oauthOf, type PlatformConfig, type PlatformKind } from '../platforms/registry.js';
 import { Capabilities } from './capability.js';
 import { MinuteLimiter } from '../http-server.js';
 import { authorization, connectFetch, exchange, FlowError } from './flows.js';
@@ -134,7 +134,7 @@ export async function makeConnectLink(
   o: LinkOptions,
 ): Promise<MadeLink> {
   if (d.tenant === undefined) throw new Error(`no tenant "${tenant}" in the tenants file`);
-  if (oauthTenant(d.tenant) === undefined) throw new Error(`tenant "${tenant}" is a ${d.tenant.platform.kind} tenant: it is not connected with a link (only an OAuth platform's tenants are)`);
+  if (oauthTenant(d.tenant) === undefined) throw new Error(`tenant "${tenant}" is a ${d.tenant.platform.kind} tenant: only ${OAUTH_KINDS.join(', ')} tenants are connected with a link`);
   const reconnect = o.reconnect === true;
   if (!reconnect && (await hasConnection(d.redis, d.prefix, d.tenant))) {
     throw new LinkRefusedError(`tenant "${tenant}" already has a ${d.tenant.platform.kind} connection: a link would replace it (another organisation included); ask for a reconnect link if that is meant`);

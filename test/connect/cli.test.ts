@@ -59,7 +59,7 @@ describe('connect link, status and revoke on the command line', () => {
     const { url, expiresAt } = JSON.parse(made.stdout) as { url: string; expiresAt: string };
     expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(7_000_000);
     expect((await browse(url)).status).toBe(200);
-    expect((await cli(['connect', 'link', '--tenant', 'files'])).stderr).toContain('only xero and quickbooks tenants');
+    expect((await cli(['connect', 'link', '--tenant', 'files'])).stderr).toContain('only xero, quickbooks, zoho-books tenants are connected with a link');
 
     const after = await cli(['connect', 'status', '--tenant', 'kiwi', '--json']);
     expect(after.code).toBe(0);

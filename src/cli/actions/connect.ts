@@ -1,5 +1,6 @@
 /** `connect link|revoke-link|status|revoke` (the commands: ../commands/connect.ts; the room: src/connect). */
 import { parseDuration } from '../../config/duration.js';
+import { OAUTH_KINDS } from '../../platforms/registry.js';
 import { openRuntime, openStateRuntime, out, outJson, requireTenant, UsageError, warn } from '../runtime.js';
 import { ago } from './status.js';
 
@@ -68,9 +69,9 @@ export async function status(o: { tenant?: string; json?: boolean }): Promise<nu
         links: (await store.list(r.tenant)).map((l) => ({ id: l.id, expiresAt: new Date(l.expiresAt).toISOString(), reconnect: l.reconnect, createdAt: new Date(l.createdAt).toISOString(), by: l.by })),
       })),
     );
-    if (o.tenant && reports.length === 0) throw new UsageError(`tenant "${o.tenant}" is not a xero or quickbooks tenant: it has no connection`);
+    if (o.tenant && reports.length === 0) throw new UsageError(`tenant "${o.tenant}" is not a tenant of a platform connected with a link (${OAUTH_KINDS.join(', ')}): it has no connection`);
     if (o.json) outJson(reports);
-    else if (reports.length === 0) out('no xero or quickbooks tenants');
+    else if (reports.length === 0) out(`no tenants of a platform connected with a link (${OAUTH_KINDS.join(', ')})`);
     for (const r of o.json ? [] : reports) {
       const what = r.connection ? ` ${r.platform} ${r.name ? `${r.name} (${r.connection})` : r.connection}` : ` ${r.platform}`;
       if (r.state === 'connected') {
