@@ -80,7 +80,7 @@ describe('QuickBooks change notifications', () => {
   it('ignores a realm of no tenant with a log line', async () => {
     const body = notification('4620816365000000999');
     expect((await post(body, sign(body))).status).toBe(200);
-    expect(rig.logs.filter((l) => l.includes('4620816365000000999') && l.includes('realm of no tenant'))).toHaveLength(1);
+    expect(rig.logs.filter((l) => l.includes('4620816365000000999') && l.includes('connection of no tenant'))).toHaveLength(1);
     expect((await syncJobs()).map((j) => (j.data as { tenantId: string }).tenantId)).toEqual(['books']);
     const text = await rig.metrics.registry.metrics();
     expect(text).toContain('collections_sync_webhook_events_total{tenant="books",outcome="sync_requested"} 3');
