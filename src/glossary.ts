@@ -14,7 +14,7 @@
  */
 export const GLOSSARY: readonly { readonly word: string; readonly meaning: string }[] = [
   { word: 'tenant', meaning: 'one account of the collections service plus one platform connection: an entry of the tenants file, with an `id`' },
-  { word: 'platform', meaning: 'where a tenant\'s records come from: `file` (NDJSON exports), `xero` (Xero), `quickbooks` (QuickBooks Online), `memory` (tests)' },
+  { word: 'platform', meaning: 'where a tenant\'s records come from: a module of src/platforms/registry.ts (`file`, `xero`, `quickbooks`, `zoho-books`, `memory` for tests)' },
   { word: 'entity', meaning: '`contacts`, `invoices` or `payments`' },
   { word: 'record', meaning: 'one canonical platform record of an entity (its fields: README, "Files"), identified by its platform `id`' },
   { word: 'cursor', meaning: 'where an incremental read resumes: an inclusive (updatedAt, id) position, read from minus a lookback' },
@@ -33,7 +33,7 @@ export const GLOSSARY: readonly { readonly word: string; readonly meaning: strin
   { word: 'rotation', meaning: 'issuing a new service token for a client (the service then rejects all older ones)' },
   { word: 'lease', meaning: 'a request\'s short hold on the current token, taken from its process\'s lease pool; a rotation waits for leases' },
   { word: 'gate', meaning: 'closed by the refresher while it rotates a token; new requests wait at it' },
-  { word: 'run webhook', meaning: "an event the worker sends out (`run.finished`, `connection.changed`) to a tenant's receiver, signed per Standard Webhooks and retried with back-off; not the webhooks it receives (call outcomes, QuickBooks notifications)" },
+  { word: 'run webhook', meaning: "an event the worker sends out (`run.finished`, `connection.changed`) to a tenant's receiver, signed per Standard Webhooks and retried with back-off; not the webhooks it receives (call outcomes, platforms' change notifications)" },
 ];
 
 export const ENTITIES = ['contacts', 'invoices', 'payments'] as const;
