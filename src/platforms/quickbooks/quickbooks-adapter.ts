@@ -271,7 +271,7 @@ export class QuickBooksAdapter implements PlatformAdapter {
       const seen = remembered.get(id);
       if (seen === undefined) continue; // never yielded: nothing to stop
       const updatedAt = new Date(candidates.get(id) ?? this.now()).toISOString();
-      for (const raw of deletedRecords(entity, id, seen, updatedAt)) {
+      for (const raw of deletedRecords(entity, id, seen as Seen[E], updatedAt)) {
         const checked = checkRecord(entity, raw);
         if (checked.ok) page.records.push(checked.record);
         else page.bad.push({ entity, place: placeOf(entity, id, ''), platformId: id, reason: `deleted in QuickBooks, but what was remembered of it is unusable: ${checked.reason}` });

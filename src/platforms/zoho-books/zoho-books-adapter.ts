@@ -205,7 +205,7 @@ export class ZohoBooksAdapter implements PlatformAdapter {
   private async checkPage(pos: ZohoPosition, signal?: AbortSignal): Promise<Page<'invoices'>> {
     const page: Page<'invoices'> = { records: [], bad: [], ordered: false };
     const listing = pos.seen!;
-    const step = await this.memory.scan(pos.scan ?? '0', CHECK_SCAN);
+    const step = await this.memory.scan('invoices', pos.scan ?? '0', CHECK_SCAN);
     const saw = await this.memory.sawOf(listing, step.ids);
     const missing = step.ids.filter((id) => !saw.has(id));
     const remembered = await this.memory.get('invoices', missing);
