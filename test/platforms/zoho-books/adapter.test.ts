@@ -132,6 +132,26 @@ describe('zoho-books adapter on the real OAuth room and limiter', () => {
     ]);
   });
 
+  it('payments are listed 25 a page: a page and its details stay well within a minute of the limit, so a run limited mid-listing goes on from its last page', async () => {
+    const { zoho, adapter } = await setUp();
+    for (let i = 0; i < 60; i += 1) zoho.data.customerpayments.push(payment(`P${i}`, 'C1', T0 + i * 1_000, { I1: 10 }));
+    const { adapter: a } = adapter();
+    const before = zoho.requests.length;
+    const first = await a.readPage('payments', { pageSize: 200 });
+    const sent = zoho.requests.slice(before).filter((r) => r.path.includes('customerpayments'));
+    expect(sent.filter((r) => !/customerpayments\/./.test(r.path)).map((r) => r.query['per_page'])).toEqual(['25']);
+    expect(sent.length, 'one listing and a detail per payment').toBe(26);
+    expect(first.records).toHaveLength(25);
+    expect(first.nextPageToken).toBeDefined();
+    let page = first;
+    const ids = new Set(first.records.map((r) => r.id));
+    while (page.nextPageToken !== undefined) {
+      page = await a.readPage('payments', { pageSize: 200, pageToken: page.nextPageToken });
+      for (const r of page.records) ids.add(r.id);
+    }
+    expect(ids.size, 'every payment once').toBe(60);
+  });
+
   it('a deletion found by the reconcile pass: a remembered invoice the listing lacks answers 404 code 1002 and is yielded deleted', async () => {
     const { zoho, adapter } = await setUp();
     for (let i = 1; i <= 5; i += 1) zoho.data.invoices.push(invoice(`I${i}`, 'C1', T0 + i * 1000));
