@@ -20,6 +20,7 @@ import { runRedisBytesSection } from './sections/redis-bytes.js';
 import { runClusterSection } from './sections/cluster.js';
 import { runCliSection } from './sections/cli.js';
 import { runFlakySection } from './sections/flaky.js';
+import { runZohoSection } from './sections/zoho.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -82,6 +83,10 @@ async function main(): Promise<void> {
     if (want('shedding')) {
       log('shedding: a first sync, the worker\'s start included, clean and with 3% of the requests answered 429 (Retry-After: 1) (shedding / clean)');
       report.sections.shedding = await runFlakySection(bench, p.shedding);
+    }
+    if (want('zoho')) {
+      log(`zoho: a 300-customer Zoho Books organisation through the double, first and incremental sync: requests against the minimal, wall time against the limit's floor (${p.zoho.limitScale} x 100/min)`);
+      report.sections.zoho = await runZohoSection(bench, p.zoho);
     }
   } finally {
     await bench.close();

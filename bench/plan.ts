@@ -10,8 +10,9 @@ import type { RedisBytesConfig } from './sections/redis-bytes.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TokenConfig } from './sections/tokens.js';
+import type { ZohoConfig } from './sections/zoho.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -55,12 +56,16 @@ export interface Plan {
   cli: CliConfig;
   flaky: FlakyConfig;
   shedding: FlakyConfig;
+  zoho: ZohoConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
 const FLAKY_FAULTS: FlakyConfig['faults'] = { error5xxRate: 0.05, resetRate: 0.03, dropAfterCommitRate: 0.02 };
 /** A service shedding load as a gateway under pressure does: 3% of the requests answered 429 with `Retry-After: 1`. */
 const SHEDDING_FAULTS: FlakyConfig['faults'] = { rate429: 0.03, retryAfterS: 1 };
+
+/** A 300-customer Zoho Books organisation; 10 customers and 20 invoices changed before the incremental. */
+const ZOHO: Omit<ZohoConfig, 'limitScale'> = { customers: 300, changedCustomers: 10, changedInvoices: 20, latencyMs: 20, syncConcurrency: 16, runTimeoutMs: 900_000 };
 
 export function plan(quick: boolean): Plan {
   if (quick) {
@@ -83,6 +88,7 @@ export function plan(quick: boolean): Plan {
       // about 2,800 records a run
       flaky: { latencyMs: 10, contacts: 630, rounds: 2, faults: FLAKY_FAULTS },
       shedding: { name: 'shedding', latencyMs: 10, contacts: 630, rounds: 2, faults: SHEDDING_FAULTS },
+      zoho: { ...ZOHO, limitScale: 10 },
     };
   }
   return {
@@ -104,5 +110,6 @@ export function plan(quick: boolean): Plan {
     // about 9,000 records a run
     flaky: { latencyMs: 10, contacts: 2_030, rounds: 3, faults: FLAKY_FAULTS },
     shedding: { name: 'shedding', latencyMs: 10, contacts: 2_030, rounds: 3, faults: SHEDDING_FAULTS },
+    zoho: { ...ZOHO, limitScale: 1, runTimeoutMs: 480_000 },
   };
 }
