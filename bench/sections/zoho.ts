@@ -224,7 +224,8 @@ export async function runZohoSection(bench: Bench, cfg: ZohoConfig): Promise<Zoh
       config,
       organizationId: ORG,
       logger: logger.child({ tenant: TENANT, platform: 'zoho-books' }),
-      limits: { ...zohoBooksOAuth.limits, perMinute, concurrent: ZOHO_IN_FLIGHT },
+      // The adapter keeps its own headroom under Zoho's limit (zoho-books/oauth.ts), scaled like the double's.
+      limits: { ...zohoBooksOAuth.limits, perMinute: zohoBooksOAuth.limits.perMinute * cfg.limitScale, concurrent: ZOHO_IN_FLIGHT },
     });
     const zohoAdapter = adapter;
     const builtIn = a.adapterFor.bind(a);

@@ -224,6 +224,18 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
 }
 
 /**
+ * How long a run stopped by a platform's limit waits before it goes on. A per-minute limit counts calls over a sliding
+ * minute, and the limiter's wait ends when its oldest call leaves the window, which frees one call, not a minute's
+ * worth: a run back then is stopped again a few calls later, and each stop throws away the page it was reading (Zoho's
+ * pages of payments cost a call per payment). So a run stopped by a minute's limit comes back when the whole minute
+ * it spent is free, and can finish a page before the limit stops it again (the zoho bench's first sync never ended
+ * without this at 95 calls a minute). Other limits keep the platform's wait.
+ */
+export function limitedDelayMs(scope: PlatformRateLimitedError['scope'], retryAfterMs: number): number {
+  return scope === 'minute' || scope === 'app' ? Math.max(retryAfterMs, 60_000) : retryAfterMs;
+}
+
+/**
  * What a failed pipeline means for the job: a platform limit or an interruption (shutdown, lost run lock)
  * reschedules it; a platform error that says retrying cannot help (a revoked connection) ends it; anything
  * else is retried by BullMQ.
@@ -234,7 +246,7 @@ async function outcomeOf(deps: SyncProcessorDeps, { ctx, log }: OpenRun, err: un
   if (err instanceof PlatformRateLimitedError) {
     log.warn({ scope: err.scope, retryAfterMs: err.retryAfterMs }, 'platform rate limit: rescheduling the run');
     await runs.update(ctx.tenant, ctx.runId, { phase: `rescheduled: platform ${err.scope} limit` });
-    return reschedule(err.retryAfterMs, `platform ${err.scope} limit`);
+    return reschedule(limitedDelayMs(err.scope, err.retryAfterMs), `platform ${err.scope} limit`);
   }
   if (err instanceof RunStalledError) return err;
   if (ctx.signal.aborted && !attempt.cancelled?.aborted) {
