@@ -25,6 +25,7 @@ import { ZohoBooksAdapter } from '../../src/platforms/zoho-books/zoho-books-adap
 import { zohoBooksOAuth } from '../../src/platforms/zoho-books/oauth.js';
 import type { ZohoBooksConfig } from '../../src/platforms/zoho-books/config.js';
 import { requestSync, type SyncMode } from '../../src/queues/index.js';
+import { prng } from '../../src/sample/generate.js';
 import { waitForRun, type RunRecord } from '../../src/state/index.js';
 import { startWorker, type RunningWorker } from '../../src/worker.js';
 import { FakeZoho, zohoStamp, type ZohoObject } from '../../test/platforms/zoho-books/fake-zoho.js';
@@ -93,18 +94,6 @@ export interface ZohoResult {
   incremental: ZohoSyncRow;
 }
 
-/** Deterministic draws (mulberry32), so every run seeds the same organisation. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 interface Seeded {
   customers: number;
   invoices: number;
@@ -118,7 +107,7 @@ interface Seeded {
  * apart at least, so the incremental's lookback finds next to nothing of them.
  */
 function seed(zoho: FakeZoho, customers: number, now: number): Seeded {
-  const draw = rng(20261202);
+  const draw = prng(20261202);
   const contacts: ZohoObject[] = [];
   const invoices: ZohoObject[] = [];
   const payments: ZohoObject[] = [];
@@ -286,7 +275,7 @@ export async function runZohoSection(bench: Bench, cfg: ZohoConfig): Promise<Zoh
       bench.log('  waiting 61 s: the first sync\'s calls leave the organisation\'s minute before the incremental');
       await new Promise((r) => setTimeout(r, 61_000));
     }
-    const draw = rng(42);
+    const draw = prng(42);
     const pick = <T>(xs: readonly T[], n: number): T[] => {
       const pool = [...xs];
       const out: T[] = [];

@@ -6,7 +6,7 @@
  */
 import type { Entity } from '../glossary.js';
 import type { Binding, BindingStore } from './oauth/binding.js';
-import { PlatformNotConnectedError, type Page, type PageRequest, type PlatformAdapter } from './types.js';
+import { PlatformNotConnectedError, readContactsOf, type Page, type PageRequest, type PlatformAdapter } from './types.js';
 
 export class BoundAdapter implements PlatformAdapter {
   private current: { connection: string; adapter: PlatformAdapter } | undefined;
@@ -36,9 +36,7 @@ export class BoundAdapter implements PlatformAdapter {
   }
 
   async readContacts(ids: readonly string[], signal?: AbortSignal): Promise<Page<'contacts'>> {
-    const adapter = await this.adapter();
-    if (adapter.readContacts === undefined) return { records: [], bad: [], ordered: false };
-    return adapter.readContacts(ids, signal);
+    return readContactsOf(await this.adapter(), ids, signal);
   }
 
   async close(): Promise<void> {

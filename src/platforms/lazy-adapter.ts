@@ -4,7 +4,7 @@
  * OAuth library it does not use. The first read imports and builds the adapter; a failure to build is the read's.
  */
 import type { Entity } from '../glossary.js';
-import type { Page, PageRequest, PlatformAdapter } from './types.js';
+import { readContactsOf, type Page, type PageRequest, type PlatformAdapter } from './types.js';
 
 export class LazyAdapter implements PlatformAdapter {
   #loading: Promise<PlatformAdapter> | undefined;
@@ -28,9 +28,7 @@ export class LazyAdapter implements PlatformAdapter {
   }
 
   async readContacts(ids: readonly string[], signal?: AbortSignal): Promise<Page<'contacts'>> {
-    const adapter = await this.adapter();
-    if (adapter.readContacts === undefined) return { records: [], bad: [], ordered: false };
-    return adapter.readContacts(ids, signal);
+    return readContactsOf(await this.adapter(), ids, signal);
   }
 
   async close(): Promise<void> {

@@ -56,6 +56,11 @@ export interface PlatformAdapter {
 }
 
 /** Stable codes of platform errors; the sync job turns them into queue outcomes. */
+/** `adapter.readContacts`, or an empty page for an adapter that cannot read contacts by id (a wrapper's answer for it). */
+export async function readContactsOf(adapter: PlatformAdapter, ids: readonly string[], signal?: AbortSignal): Promise<Page<'contacts'>> {
+  return adapter.readContacts === undefined ? { records: [], bad: [], ordered: false } : adapter.readContacts(ids, signal);
+}
+
 export type PlatformErrorCode = 'PLATFORM_RATE_LIMITED' | 'PLATFORM_AUTH_FAILED' | 'PLATFORM_UNAVAILABLE' | 'PLATFORM_BAD_RESPONSE' | 'PLATFORM_NOT_CONNECTED';
 
 export class PlatformError extends Error {
