@@ -25,6 +25,7 @@ import { isConnectionError, RedisOutageLog } from './redis/outage.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
 import { RecordMirror } from './state/record-mirror.js';
+import { TenantStore } from './state/tenant-store.js';
 import { WebhookEvents } from './webhooks/events.js';
 
 export interface AppOptions {
@@ -58,8 +59,14 @@ export interface App {
   readonly notify: EventSink;
   /** The token cipher of PLATFORM_TOKEN_KEY (secrets at rest, bound to their Redis key), or undefined without the key. */
   readonly tokenBox: TokenCipher | undefined;
+  /** Tenants created over the API (src/state/tenant-store.ts), as this process last read them. */
+  readonly tenantStore: TenantStore;
+  /** A tenant of the tenants file, else one created over the API (the file's wins an id both have). */
   tenant(id: string): TenantConfig | undefined;
+  /** The tenants of the file, then those created over the API (by id). */
   tenants(): readonly TenantConfig[];
+  /** Where a tenant comes from: `file` (read-only over the API), `api`, or undefined for none. */
+  sourceOf(id: string): 'file' | 'api' | undefined;
   /** Replaces the tenants (the tenants file changed); clients and adapters of changed tenants are rebuilt. */
   setTenants(file: TenantsFile): void;
   clientFor(tenant: TenantConfig): CollectionsClient;
@@ -141,6 +148,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   let byId = new Map<string, TenantConfig>(options.tenants.tenants.map((t) => [t.id, t]));
   const clients = new Map<string, { config: TenantConfig; client: CollectionsClient }>();
   const adapters = new Map<string, { config: TenantConfig; adapter: PlatformAdapter }>();
+  const tenantStore = new TenantStore(redis, env.KEY_PREFIX, tokenBox, {
+    logger,
+    // A stored tenant changed or went: its client and adapter are made again from its new config when next asked for.
+    onChange: (id) => {
+      clients.delete(id);
+      const a = adapters.get(id);
+      adapters.delete(id);
+      void a?.adapter.close?.();
+    },
+  });
+  await tenantStore.refresh();
+  const lookup = (id: string): TenantConfig | undefined => byId.get(id) ?? tenantStore.get(id)?.config;
   const onRequest = metrics
     ? (e: RequestEvent): void => {
         // The client's route names the method ("POST /contact"); the metric has a label for it.
@@ -153,14 +172,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const notify = notifyJobs(queues.notify, {
     attempts: env.NOTIFY_ATTEMPTS,
     wanted: (id) => {
-      const t = byId.get(id);
+      const t = lookup(id);
       return t !== undefined && notifyTargetOf(env, t) !== undefined;
     },
     logger,
   });
 
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
-  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, [...byId.values()], { keys: env }));
+  const all = (): TenantConfig[] => [...byId.values(), ...tenantStore.list().filter((t) => !byId.has(t.config.id)).map((t) => t.config)];
+  metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, all(), { keys: env }));
 
   return {
     env,
@@ -176,13 +196,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhookEvents,
     notify,
     tokenBox,
-    tenant: (id) => byId.get(id),
-    tenants: () => [...byId.values()],
+    tenantStore,
+    tenant: lookup,
+    tenants: all,
+    sourceOf: (id) => (byId.has(id) ? 'file' : tenantStore.get(id) !== undefined ? 'api' : undefined),
     setTenants(file) {
       byId = new Map(file.tenants.map((t) => [t.id, t]));
-      for (const [id, c] of clients) if (byId.get(id) !== c.config) clients.delete(id);
+      for (const [id, c] of clients) if (lookup(id) !== c.config) clients.delete(id);
       for (const [id, a] of adapters) {
-        if (byId.get(id) !== a.config) {
+        if (lookup(id) !== a.config) {
           adapters.delete(id);
           void a.adapter.close?.();
         }

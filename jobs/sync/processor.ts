@@ -95,7 +95,7 @@ async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string
 
 async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobAttempt<SyncResult>): Promise<SyncResult> {
   const tenant = deps.tenant(data.tenantId);
-  if (!tenant) throw hopeless(`unknown tenant "${data.tenantId}": not in the tenants file`);
+  if (!tenant) throw hopeless(`unknown tenant "${data.tenantId}": not in the tenants file nor created over the API (deleted?)`);
   const run = await openRun(deps, tenant, data, attempt);
   attempt.onLastAttempt(async (err) => {
     await failRun(deps, data, run, err);

@@ -23,17 +23,18 @@ import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '../config/api-keys.js';
 import { parseDuration } from '../config/duration.js';
-import type { TenantConfig } from '../config/tenants.js';
+import { sharedIdentities, type TenantConfig } from '../config/tenants.js';
 import { LinkRefusedError } from '../connect/connect.js';
 import { MAX_LINK_MS, type LinkRecord } from '../connect/links.js';
 import { connectionStates, type ConnectionReport } from '../connect/status.js';
 import { ENTITIES } from '../glossary.js';
 import { isJsonType } from '../guards.js';
-import { OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
+import { moduleOf, OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
 import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
+import { publicSettings, settingsTag, type Issue, type JsonObject, type TenantStore } from '../state/tenant-store.js';
 import { IDEMPOTENCY_KEY, IdempotencyStore, type Sealer } from './idempotency.js';
 import { digestKeys, keyOf, maySee } from './keys.js';
 import { MinuteLimiter } from '../http-server.js';
@@ -68,6 +69,12 @@ export interface ApiDeps {
   syncQueue: Queue;
   tenant(id: string): TenantConfig | undefined;
   tenants(): readonly TenantConfig[];
+  /** Tenants created over the API (src/state/tenant-store.ts); absent: creating one is refused (501). */
+  tenantStore?: TenantStore;
+  /** Where a tenant comes from (absent: a tenant not in tenantStore is one of the file). */
+  sourceOf?(id: string): 'file' | 'api' | undefined;
+  /** The settings a new tenant's platform is checked against, as the tenants file's are at load. */
+  platformEnv?: { FILE_PLATFORM_ROOT?: string | undefined; PLATFORM_TOKEN_KEY?: string | undefined };
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
   connect?: ConnectLinks;
   /**
@@ -146,6 +153,7 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
     const wait = limiter.take(key.name);
     if (wait > 0) c.res = problemResponse(plain(429, `over ${d.ratePerMin} requests a minute for key ${key.name}`), { 'retry-after': String(wait) });
     else if (c.req.method === 'POST' && hasBody(c) && !isJsonType(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/json'));
+    else if (c.req.method === 'PATCH' && !isMergePatch(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/merge-patch+json (RFC 7396)'));
     else await next();
     const status = c.res.status;
     d.onRequest?.({ key: key.name, route, status });
@@ -154,7 +162,8 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
   };
   // '/v1/*' matches '/v1' too: one gate for every path of the API.
   api.use('/v1/*', gate);
-  api.on('POST', '/v1/*', limit);
+  api.on(['POST', 'PATCH'], '/v1/*', limit);
+  api.on(['POST', 'PATCH'], ['/v1/tenants', '/v1/tenants/:tenantId'], noVariables);
   declare(api, d, documentOf);
   api.all('/v1/*', (c) => fallback(c));
   api.onError((err, c) => {
@@ -166,6 +175,41 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
 }
 
 const limit: MiddlewareHandler<ApiEnv> = bodyLimit({ maxSize: MAX_API_BODY_BYTES, onError: () => problemResponse(ours('body-too-large', `the body is over ${MAX_API_BODY_BYTES} bytes`)) });
+
+const isMergePatch = (type: string | undefined): boolean => type?.split(';')[0]?.trim().toLowerCase() === 'application/merge-patch+json';
+
+/** The paths of strings holding a `${VAR}` reference (the tenants file's substitution). */
+function variablePaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return /\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => variablePaths(v, [...path, i]));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => variablePaths(v, [...path, k]));
+  return [];
+}
+
+/**
+ * A tenant's body over the API holds values, never `${VAR}`: the file's references read the environment of the
+ * worker that loads it, which an API caller must not reach (nor leave a tenant that depends on one machine's
+ * settings). Checked before the schema, so the answer names the reference rather than what it would have broken.
+ */
+const noVariables: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    // Not JSON: the route's validator answers it.
+    return next();
+  }
+  const paths = variablePaths(body);
+  if (paths.length === 0) return next();
+  c.res = problemResponse(
+    ours(
+      'invalid-request',
+      'the body did not validate',
+      paths.map((path) => ({ in: 'body', path, message: '`${VAR}` references are for the tenants file; over the API send the value itself' })),
+    ),
+  );
+  return undefined;
+};
 
 function hasBody(c: Context): boolean {
   const length = c.req.header('content-length');
@@ -230,19 +274,121 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
 
   api.openapi(ROUTES.openapi, async () => ok(200, documentOf()));
 
+  /** Reads the stored tenants again: one written by another process shows here before it is answered about. */
+  const fresh = async (): Promise<void> => {
+    await d?.tenantStore?.refresh();
+  };
+  const sourceOf = (id: string): 'file' | 'api' | undefined => {
+    const deps = need();
+    return deps.sourceOf?.(id) ?? (deps.tenantStore?.get(id) !== undefined ? 'api' : deps.tenant(id) !== undefined ? 'file' : undefined);
+  };
+  /** The tenant's settings and entity tag: an api tenant's as stored, a file tenant's from its config. */
+  const metaOf = (t: TenantConfig): TenantMeta => {
+    const stored = sourceOf(t.id) === 'api' ? need().tenantStore?.get(t.id) : undefined;
+    if (stored !== undefined) return { source: 'api', settings: stored.settings, secretsSet: stored.secrets, etag: stored.etag };
+    const { settings, secrets } = publicSettings(t);
+    return { source: 'file', settings, secretsSet: secrets, etag: settingsTag(settings, secrets) };
+  };
+  const viewOf = async (t: TenantConfig, meta = metaOf(t)): Promise<never> => {
+    const [connection] = await statesOf(need(), [t]);
+    return ok(200, await tenantView(need(), t, connection, meta), { etag: meta.etag });
+  };
+  /** What the schema alone cannot say of a tenant: its platform under this deployment's settings, identities it would share. */
+  const checkNew = (t: TenantConfig): Issue[] => {
+    const env = need().platformEnv ?? {};
+    const issues: Issue[] = [];
+    if (t.platform.kind === 'file' && env.FILE_PLATFORM_ROOT === undefined) {
+      issues.push({ path: ['platform', 'path'], message: 'a file tenant over the API needs FILE_PLATFORM_ROOT (its folder must be under it); add it to the tenants file instead' });
+    }
+    for (const p of moduleOf(t.platform).check?.(t.platform, env) ?? []) {
+      const field = /^([A-Za-z]+): /.exec(p);
+      issues.push({ path: ['platform', ...(field?.[1] !== undefined ? [field[1]] : [])], message: field ? p.slice(field[0].length) : p });
+    }
+    const others = need().tenants().filter((o) => o.id !== t.id);
+    for (const line of sharedIdentities({ tenants: [...others, t] })) {
+      // Only what the new tenant shares (the others' lines were refused when they were loaded or created).
+      if (line.includes(`(${t.id})`)) issues.push({ path: [], message: line.trim().replace(/^- /, '') });
+    }
+    return issues;
+  };
+  const refused = (issues: Issue[]): never => fail(ours('invalid-request', 'the body did not validate', issues.map((i) => ({ in: 'body', path: i.path, message: i.message }))));
+
   api.openapi(ROUTES.listTenants, async (c) => {
     const key = c.get('key');
-    const tenants = need().tenants().filter((t) => maySee(key, t.id));
+    const { limit: n, cursor } = c.req.valid('query');
+    let after: string | undefined;
+    if (cursor !== undefined) {
+      after = decodeCursor(cursor, (m) => /^[a-z][a-z0-9_-]{0,62}$/.test(m));
+      if (after === undefined) return fail(ours('invalid-query', 'the query did not validate', [{ in: 'query', path: ['cursor'], message: 'not a cursor this API gave (pass `next` of a page as it is)' }]));
+    }
+    await fresh();
+    const from = after;
+    const all = need()
+      .tenants()
+      .filter((t) => maySee(key, t.id) && (from === undefined || t.id > from))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const tenants = all.slice(0, n);
     const connections = new Map((await statesOf(need(), tenants)).map((r) => [r.tenant, r]));
-    return ok(200, { items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id)))) });
+    const last = tenants[tenants.length - 1];
+    return ok(200, {
+      items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id), metaOf(t)))),
+      next: all.length > n && last !== undefined ? encodeCursor(last.id) : null,
+    });
+  });
+
+  api.openapi(ROUTES.createTenant, async (c) => {
+    const parsed = c.req.valid('json');
+    if (c.get('key').tenants !== undefined) return fail(ours('key-limited', `key ${c.get('key').name} is limited to some tenants: only a key of every tenant creates tenants`));
+    const store = need().tenantStore;
+    if (store === undefined || !store.sealing) return fail(ours('tenants-need-token-key', 'set PLATFORM_TOKEN_KEY (e.g. `openssl rand -base64 32`): the secrets of a tenant created over the API are sealed under it'));
+    await fresh();
+    const source = sourceOf(parsed.id);
+    if (source !== undefined) return fail(ours('tenant-exists', source === 'file' ? `${parsed.id} is a tenant of the tenants file` : `a tenant ${parsed.id} was created already`));
+    const issues = checkNew(parsed);
+    if (issues.length > 0) return refused(issues);
+    const made = await store.create(await c.req.json<JsonObject>());
+    if (made.kind === 'exists') return fail(ours('tenant-exists', `a tenant ${parsed.id} was created already`));
+    need().logger.info({ tenant: parsed.id, platform: parsed.platform.kind, key: c.get('key').name }, 'api: tenant created');
+    const meta = metaOf(made.tenant.config);
+    const [connection] = await statesOf(need(), [made.tenant.config]);
+    return ok(201, await tenantView(need(), made.tenant.config, connection, meta), { location: `/v1/tenants/${parsed.id}`, etag: meta.etag });
   });
 
   api.openapi(ROUTES.getTenant, async (c) => {
     const { tenantId } = c.req.valid('param');
+    await fresh();
     const tenant = visible(c, tenantId);
     if (!tenant) return unknownTenant();
-    const [connection] = await statesOf(need(), [tenant]);
-    return ok(200, await tenantView(need(), tenant, connection));
+    return viewOf(tenant);
+  });
+
+  api.openapi(ROUTES.patchTenant, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    const { 'if-match': ifMatch } = c.req.valid('header');
+    const patch = c.req.valid('json');
+    await fresh();
+    const tenant = visible(c, tenantId);
+    if (!tenant) return unknownTenant();
+    const store = need().tenantStore;
+    if (sourceOf(tenantId) === 'file' || store === undefined) return fail(ours('tenant-from-file', `${tenantId} is a tenant of the tenants file: change it there (the API changes the tenants it created only)`));
+    const done = await store.patch(tenantId, patch, { ...(ifMatch !== undefined ? { ifMatch } : {}), check: checkNew });
+    if (done.kind === 'missing') return unknownTenant();
+    if (done.kind === 'stale') return fail(ours('tenant-changed', `${tenantId} changed since the version If-Match names: read it again, and patch that version`));
+    if (done.kind === 'invalid') return refused(done.issues);
+    need().logger.info({ tenant: tenantId, key: c.get('key').name }, 'api: tenant patched');
+    return viewOf(done.tenant.config);
+  });
+
+  api.openapi(ROUTES.deleteTenant, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    await fresh();
+    if (!visible(c, tenantId)) return unknownTenant();
+    if (c.get('key').tenants !== undefined) return fail(ours('key-limited', `key ${c.get('key').name} is limited to some tenants: only a key of every tenant deletes tenants`));
+    const store = need().tenantStore;
+    if (sourceOf(tenantId) === 'file' || store === undefined) return fail(ours('tenant-from-file', `${tenantId} is a tenant of the tenants file: remove it there (the API deletes the tenants it created only)`));
+    if (!(await store.remove(tenantId))) return unknownTenant();
+    need().logger.info({ tenant: tenantId, key: c.get('key').name }, 'api: tenant deleted');
+    return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
 
   api.openapi(ROUTES.requestRun, async (c) => {
@@ -336,7 +482,15 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
 
 const statesOf = (d: ApiDeps, tenants: readonly TenantConfig[]): Promise<ConnectionReport[]> => d.connections?.(tenants) ?? connectionStates(d.redis, d.prefix, tenants);
 
-async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined): Promise<z.infer<typeof tenantSchema>> {
+/** What the view of a tenant says of its entry, and its entity tag. */
+interface TenantMeta {
+  source: 'file' | 'api';
+  settings: JsonObject;
+  secretsSet: string[];
+  etag: string;
+}
+
+async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined, meta: TenantMeta): Promise<z.infer<typeof tenantSchema>> {
   const { stores } = d;
   const [cursors, deadLetters, pendingInvoices, holder, last, delivery] = await Promise.all([
     Promise.all(ENTITIES.map(async (e) => [e, (await stores.cursors.get(t.id, e))?.highWater ?? null] as const)),
@@ -349,7 +503,10 @@ async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionRep
   const cursor = Object.fromEntries(cursors.map(([e, c]) => [e, c === null ? null : { updatedAt: c.updatedAt, id: c.id }]));
   return {
     id: t.id,
+    source: meta.source,
     platform: t.platform.kind,
+    settings: meta.settings,
+    secretsSet: meta.secretsSet,
     connection: connection === undefined ? null : connectionOf(connection),
     running: holder !== undefined,
     lastRun: last === undefined ? null : runSummaryOf(last),

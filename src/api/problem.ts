@@ -25,6 +25,11 @@ export const PROBLEMS = {
   'already-connected': { status: 409, title: 'The tenant already has a connection' },
   'no-such-link': { status: 404, title: 'No such outstanding connect link' },
   'connect-links-off': { status: 501, title: 'Connect links are off' },
+  'key-limited': { status: 403, title: 'This API key is limited to some tenants' },
+  'tenant-exists': { status: 409, title: 'A tenant of this id exists' },
+  'tenant-from-file': { status: 409, title: 'The tenant is of the tenants file' },
+  'tenant-changed': { status: 412, title: 'The tenant changed since it was read' },
+  'tenants-need-token-key': { status: 501, title: 'Tenants cannot be created without PLATFORM_TOKEN_KEY' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEMS;
 

@@ -9,6 +9,7 @@ import {
   deadLetterPageSchema,
   deadLettersQuery,
   idempotencyHeaders,
+  ifMatchHeaders,
   linkParams,
   outstandingLinksSchema,
   problemSchema,
@@ -18,9 +19,12 @@ import {
   runRequestSchema,
   runSchema,
   runsQuery,
+  tenantCreateSchema,
   tenantListSchema,
   tenantParams,
+  tenantPatchSchema,
   tenantSchema,
+  tenantsQuery,
 } from './schemas.js';
 import { PROBLEM_TYPE } from './problem.js';
 
@@ -44,15 +48,36 @@ const posted = {
   422: problem('the body did not validate (`errors`), or the Idempotency-Key was used for another request'),
 };
 const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+const etag = { ETag: { schema: { type: 'string' as const }, description: 'the version of the tenant: send it as If-Match to patch this version only' } };
 
 export const ROUTES = {
   listTenants: createRoute({
     method: 'get',
     path: '/v1/tenants',
     operationId: 'listTenants',
-    summary: 'Every tenant (of this key) with its platform, connection, last run, cursors, dead letters and pending invoices',
+    summary: 'Every tenant (of this key) with its settings, platform, connection, last run, cursors, dead letters and pending invoices, a page at a time (by id)',
     security,
-    responses: { 200: json(tenantListSchema, 'the tenants'), ...always },
+    request: { query: tenantsQuery },
+    responses: { 200: json(tenantListSchema, 'a page; `next` is the cursor of the following one'), ...always, 400: problem('a query parameter did not validate, or the cursor is not one this API gave') },
+  }),
+  createTenant: createRoute({
+    method: 'post',
+    path: '/v1/tenants',
+    operationId: 'createTenant',
+    summary: 'Creates a tenant from an entry of the tenants file (its secrets sealed under PLATFORM_TOKEN_KEY, never answered)',
+    security,
+    request: { body: jsonBody(tenantCreateSchema) },
+    responses: {
+      201: { ...json(tenantSchema, 'created; the Location header names it'), headers: { Location: { schema: { type: 'string' } }, ...etag } },
+      ...always,
+      400: problem('the JSON did not validate'),
+      403: problem('this key is limited to some tenants: it cannot create tenants'),
+      409: problem('a tenant of this id exists (in the tenants file or created over the API)'),
+      413: problem('the body is over 64 KiB'),
+      415: problem('the body is not JSON'),
+      422: problem('the body did not validate (`errors`): a `${VAR}` reference, a folder outside FILE_PLATFORM_ROOT, an identity another tenant has...'),
+      501: problem('tenants cannot be created here: PLATFORM_TOKEN_KEY is not set (secrets are sealed under it)'),
+    },
   }),
   getTenant: createRoute({
     method: 'get',
@@ -61,7 +86,38 @@ export const ROUTES = {
     summary: 'One tenant, as in the list: what a page about one customer needs ("last synced 3 minutes ago")',
     security,
     request: { params: tenantParams },
-    responses: { 200: json(tenantSchema, 'the tenant'), ...ofTenant },
+    responses: { 200: { ...json(tenantSchema, 'the tenant'), headers: etag }, ...ofTenant },
+  }),
+  patchTenant: createRoute({
+    method: 'patch',
+    path: '/v1/tenants/{tenantId}',
+    operationId: 'patchTenant',
+    summary: 'Changes a tenant created over the API with a JSON merge patch (RFC 7396) of its entry',
+    security,
+    request: { params: tenantParams, headers: ifMatchHeaders, body: { required: true, content: { 'application/merge-patch+json': { schema: tenantPatchSchema } } } },
+    responses: {
+      200: { ...json(tenantSchema, 'the tenant as patched'), headers: etag },
+      ...ofTenant,
+      409: problem('a tenant of the tenants file: read-only over the API'),
+      412: problem('If-Match names another version than the tenant\'s (it changed since it was read)'),
+      413: problem('the body is over 64 KiB'),
+      415: problem('the body is not application/merge-patch+json'),
+      422: problem('the patched entry did not validate (`errors`), or the patch holds a `${VAR}` reference'),
+    },
+  }),
+  deleteTenant: createRoute({
+    method: 'delete',
+    path: '/v1/tenants/{tenantId}',
+    operationId: 'deleteTenant',
+    summary: 'Removes a tenant created over the API: no new run starts (one under way ends as it would); its state is kept',
+    security,
+    request: { params: tenantParams },
+    responses: {
+      204: { description: 'removed' },
+      ...ofTenant,
+      403: problem('this key is limited to some tenants: it cannot delete tenants'),
+      409: problem('a tenant of the tenants file: read-only over the API'),
+    },
   }),
   requestRun: createRoute({
     method: 'post',

@@ -4,6 +4,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { ENTITIES, RUN_MODES } from '../glossary.js';
+import { tenantSchema as tenantEntrySchema } from '../config/tenants.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
@@ -110,7 +111,12 @@ const cursorSchema = z.object({ updatedAt: z.string(), id: z.string() }).nullabl
 export const tenantSchema = z
   .object({
     id: tenantId,
+    source: z.enum(['file', 'api']).openapi({ description: 'file: a tenant of the tenants file (read-only over the API); api: created over the API' }),
     platform: z.enum(PLATFORM_KINDS),
+    settings: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'the tenant\'s entry without its secrets: for an api tenant as it was sent (what a merge patch applies to), for a file tenant as the file gives it once read (defaults filled in, durations in ms)' }),
+    secretsSet: z.array(z.string()).openapi({ description: 'the secret fields that are set, as dotted paths (`collections.clientSecret`); their values are never answered', example: ['collections.clientSecret'] }),
     connection: connectionSchema.nullable().openapi({ description: `tenants of a platform connected with a link only (${OAUTH_KINDS.join(', ')})` }),
     running: z.boolean().openapi({ description: 'a run holds the tenant now' }),
     lastRun: runSummarySchema.nullable(),
@@ -121,7 +127,20 @@ export const tenantSchema = z
   })
   .openapi('Tenant');
 
-export const tenantListSchema = z.object({ items: z.array(tenantSchema) }).openapi('TenantList');
+export const tenantListSchema = z
+  .object({ items: z.array(tenantSchema), next: z.string().nullable().openapi({ description: 'pass as `cursor` for the next page; null: the last page' }) })
+  .openapi('TenantList');
+
+/**
+ * The body of `POST /v1/tenants`: an entry of the tenants file, the very schema the file is read with
+ * (src/config/tenants.ts), except that `${VAR}` references are refused (the API takes values, not the worker's environment).
+ */
+export const tenantCreateSchema = tenantEntrySchema.openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
+
+/** A JSON merge patch (RFC 7396) of a tenant's entry: members to set, `null` to remove one. */
+export const tenantPatchSchema = z
+  .record(z.string(), z.unknown())
+  .openapi('TenantPatch', { description: 'a JSON merge patch (RFC 7396) of the entry: a member replaces, an object merges, null removes; the result must be a valid entry with the same id' });
 export const runListSchema = z.object({ items: z.array(runSummarySchema) }).openapi('RunList');
 export const deadLetterPageSchema = z
   .object({ items: z.array(deadLetterSchema), next: z.string().nullable().openapi({ description: 'pass as `cursor` for the next (older) page; null: the last page' }) })
@@ -183,6 +202,13 @@ export const deadLettersQuery = z.object({
   entity: z.enum(ENTITIES).optional().openapi({ param: { name: 'entity', in: 'query' } }),
   limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
   cursor: z.string().max(8192).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
+});
+export const tenantsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  cursor: z.string().max(512).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
+});
+export const ifMatchHeaders = z.object({
+  'if-match': z.string().max(1024).optional().openapi({ param: { name: 'if-match', in: 'header' }, description: 'the ETag of the tenant as read: a tenant changed since is not patched (412)' }),
 });
 export const idempotencyHeaders = z.object({
   'idempotency-key': z.string().max(255).optional().openapi({ param: { name: 'idempotency-key', in: 'header' }, description: 'a retry with the same key gets the first answer again (24 h)' }),

@@ -104,6 +104,10 @@ const notifySchema = z.strictObject({
     .transform((v) => new Secret(v)),
 });
 
+/**
+ * One tenant: an entry of the tenants file, and the body of `POST /v1/tenants` (src/api), the same schema for both so
+ * the file, the API and its document cannot drift apart.
+ */
 export const tenantSchema = z.strictObject({
   id: tenantIdSchema,
   /** The service's addresses receive the client secret and the token: held to the rule of platform addresses (decision 0175). */
@@ -147,7 +151,7 @@ function duplicateIds(raw: unknown): string[] {
  * connection (a Xero organisation, a QuickBooks company...), whose token chain two tenants would restart for each
  * other (docs/decisions/0030).
  */
-function sharedIdentities(file: TenantsFile): string[] {
+export function sharedIdentities(file: TenantsFile): string[] {
   const out: string[] = [];
   const clients = new Map<string, { index: number; id: string; secret: Secret }>();
   const apps = new Map<string, { index: number; id: string; secret: Secret }>();

@@ -47,7 +47,11 @@ export const checkpointSchema = z.object({
 });
 export type Checkpoint = z.infer<typeof checkpointSchema>;
 
-const CHECK_AND_SET = stateScript('state/lua/cursors-check-and-set');
+/**
+ * Sets a hash field only if it still holds the value read: the cursors' check-and-set, and the stored tenants'
+ * (src/state/tenant-store.ts), whose documents are compare-and-set the same way.
+ */
+export const CHECK_AND_SET = stateScript('state/lua/cursors-check-and-set');
 
 export type AdvanceWhich = 'both' | 'readPosition' | 'highWater';
 

@@ -24,6 +24,8 @@ export const STATE_KINDS = {
   flags: 'flags',
   /** The last run-webhook delivery attempt: `notify:<t>`. */
   deliveries: 'notify',
+  /** A tenant created over the API (src/state/tenant-store.ts): its document, secrets sealed. */
+  tenant: 'tenant',
 } as const satisfies Record<string, KeyKind>;
 export type StateKind = keyof typeof STATE_KINDS;
 

@@ -109,6 +109,9 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
           syncQueue: app.queues.sync,
           tenant: (id) => app.tenant(id),
           tenants: () => app.tenants(),
+          tenantStore: app.tenantStore,
+          sourceOf: (id) => app.sourceOf(id),
+          platformEnv: { FILE_PLATFORM_ROOT: env.FILE_PLATFORM_ROOT, PLATFORM_TOKEN_KEY: env.PLATFORM_TOKEN_KEY },
           // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
           connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
           ...(connect

@@ -181,7 +181,7 @@ describe('the control API', () => {
     expect(nothing.status).toBe(404);
     const method = await api.call<Problem>('DELETE', '/v1/tenants', { key: FULL });
     expect(method.status).toBe(405);
-    expect(method.headers.get('allow')).toBe('GET');
+    expect(method.headers.get('allow')).toBe('GET, POST');
     expect((await api.call('PUT', '/v1/tenants/acme/runs', { key: FULL, body: {} })).headers.get('allow')).toBe('POST, GET');
   });
 
@@ -362,6 +362,21 @@ describe('the control API', () => {
     expect(line).toBeDefined();
     expect([typeof line?.['key'], typeof line?.['method'], typeof line?.['status'], typeof line?.['ms']]).toEqual(['string', 'string', 'number', 'number']);
     expect(JSON.stringify(line)).not.toMatch(/authorization|bearer/i);
+  });
+
+  it('creates, patches and deletes a tenant; keeps those of the file read-only and tenant writes to keys of every tenant (test/api/tenants.test.ts has the rest)', async () => {
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const made = await api.call('POST', '/v1/tenants', { key: FULL, body: { id: 'delta', collections: { clientId: 'client-delta', clientSecret: 'secret-delta-x9' }, platform: { kind: 'memory', name: 'delta' } } });
+    expect(made.status).toBe(201);
+    const patched = await api.call('PATCH', '/v1/tenants/delta', { key: FULL, body: { inFlightLimit: 2 }, headers: { ...merge, 'if-match': made.headers.get('etag')! } });
+    expect(patched.status).toBe(200);
+    expect((await api.call('DELETE', '/v1/tenants/delta', { key: FULL })).status).toBe(204);
+    const patch = await api.call<Problem>('PATCH', '/v1/tenants/acme', { key: FULL, body: { inFlightLimit: 2 }, headers: merge });
+    expect(patch.body.type).toBe('tag:collections-sync,2026:problem/tenant-from-file');
+    const del = await api.call<Problem>('DELETE', '/v1/tenants/acme', { key: FULL });
+    expect(del.body.type).toBe('tag:collections-sync,2026:problem/tenant-from-file');
+    const create = await api.call<Problem>('POST', '/v1/tenants', { key: BETA_ONLY, body: { id: 'delta', collections: { clientId: 'c', clientSecret: 's' }, platform: { kind: 'memory' } } });
+    expect(create.body.type).toBe('tag:collections-sync,2026:problem/key-limited');
   });
 
   it('checked every answer against the document, every route among them', () => {
