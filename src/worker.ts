@@ -18,7 +18,7 @@ import { beforeScrapeOf } from './worker/scrape.js';
 import { bindServers, checkPublicServerSettings } from './worker/servers.js';
 import { shutdown } from './worker/shutdown.js';
 import { StartGuard } from './worker/start-guard.js';
-import { watchTenantsFile } from './worker/tenants-watch.js';
+import { watchTenantsFile, watchTenantStore } from './worker/tenants-watch.js';
 import { startWedgeWatchdog } from './worker/wedge.js';
 
 export { schedulesLockKey } from './worker/schedules.js';
@@ -109,7 +109,12 @@ async function openWorker(app: App, options: WorkerOptions, guard: StartGuard): 
   guard.opens(() => pool.close(true));
 
   const watchdog = startWedgeWatchdog(app, pool);
-  const unwatch = options.tenantsFile ? watchTenantsFile(app, options.tenantsFile, applySchedules) : () => undefined;
+  const unwatchFile = options.tenantsFile ? watchTenantsFile(app, options.tenantsFile, applySchedules) : () => undefined;
+  const unwatchStore = watchTenantStore(app, (options.schedules ?? true) ? applySchedules : async () => true, env.TENANT_STORE_POLL_MS);
+  const unwatch = (): void => {
+    unwatchFile();
+    unwatchStore();
+  };
   let closing: Promise<void> | undefined;
   return {
     ops,

@@ -274,9 +274,9 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
 
   api.openapi(ROUTES.openapi, async () => ok(200, documentOf()));
 
-  /** Reads the stored tenants again: one written by another process shows here before it is answered about. */
+  /** Reads the stored tenants' changes: one written by another process shows here before it is answered about. */
   const fresh = async (): Promise<void> => {
-    await d?.tenantStore?.refresh();
+    await d?.tenantStore?.sync();
   };
   const sourceOf = (id: string): 'file' | 'api' | undefined => {
     const deps = need();

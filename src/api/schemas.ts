@@ -135,7 +135,8 @@ export const tenantListSchema = z
  * The body of `POST /v1/tenants`: an entry of the tenants file, the very schema the file is read with
  * (src/config/tenants.ts), except that `${VAR}` references are refused (the API takes values, not the worker's environment).
  */
-export const tenantCreateSchema = tenantEntrySchema.openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
+// zod's own `.meta` (an id names the component): the schema may have been made before @hono/zod-openapi extended zod.
+export const tenantCreateSchema = tenantEntrySchema.meta({ id: 'TenantEntry', description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
 
 /** A JSON merge patch (RFC 7396) of a tenant's entry: members to set, `null` to remove one. */
 export const tenantPatchSchema = z

@@ -122,6 +122,11 @@ export const envSchema = z.object({
   RUN_STALL_S: int(300, 1, 86_400),
   /** Runs kept per tenant in the run history (`status` shows the last ones); starting a run drops the oldest beyond it. */
   RUNS_KEPT: int(100, 1, 100_000),
+  /**
+   * How often a worker looks for tenants created, changed or removed over the API (one Redis read when none were):
+   * a change reaches every worker of the fleet, schedules included, within this and the time to put them in place.
+   */
+  TENANT_STORE_POLL_MS: int(1_000, 50, 60_000),
   /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */
   CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */

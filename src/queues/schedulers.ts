@@ -6,7 +6,7 @@
  * concurrent upserts have made duplicates and stopped schedulers (bullmq #2876, #3381). No deduplication in a
  * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
  */
-import type { Queue, RepeatOptions } from 'bullmq';
+import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
 import type { ScheduledClient } from '../auth/refresh-request.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
@@ -26,16 +26,39 @@ export interface WantedScheduler<K extends ScheduledJob> {
   repeat: Omit<RepeatOptions, 'key'>;
 }
 
+/** JSON with object keys in order, so two values equal as data compare equal as text. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** Whether a scheduler in place already makes what is wanted (and still has its next job: a live one). */
+function inPlace(s: JobSchedulerJson, want: { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }, opts: Record<string, unknown> | undefined): boolean {
+  if (typeof s.next !== 'number') return false;
+  if (s.every !== want.repeat.every || s.pattern !== want.repeat.pattern || (s.tz ?? undefined) !== (want.repeat.tz ?? undefined)) return false;
+  if (canonical(s.template?.data) !== canonical(want.data)) return false;
+  const had = (s.template?.opts ?? {}) as Record<string, unknown>;
+  return Object.entries(opts ?? {}).every(([k, v]) => canonical(had[k]) === canonical(v));
+}
+
 /**
- * Upserts one scheduler per wanted entry (the first of two with one id wins), then removes this job's
- * schedulers that are no longer wanted. Re-upserting an unchanged scheduler starts nothing.
+ * Upserts one scheduler per wanted entry (the first of two with one id wins) unless one in place makes the same
+ * jobs already, then removes this job's schedulers that are no longer wanted: a start or a change with nothing new
+ * writes nothing (an upsert of an unchanged scheduler would start nothing either, but it costs a round trip and a
+ * write each, 20,000 of them at 10,000 tenants).
  */
 export async function ensureSchedulers<K extends ScheduledJob>(
   queue: Queue,
   key: K,
   wanted: readonly WantedScheduler<K>[],
   logger?: Logger,
-): Promise<{ upserted: string[]; removed: string[] }> {
+): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   const job = jobKind(key);
   // Every entry is checked before the queue is touched.
   const schedulers = new Map<string, { data: JobData<K>; repeat: WantedScheduler<K>['repeat'] }>();
@@ -45,30 +68,44 @@ export async function ensureSchedulers<K extends ScheduledJob>(
     if (id === undefined) throw new Error(`${job.name} jobs have no scheduler id in the job table`);
     if (!schedulers.has(id)) schedulers.set(id, { data, repeat: w.repeat });
   }
+  // BullMQ 6 gives a scheduler's id as `key` (what upsert and remove take); `id` is a leftover of v5's
+  // repeatable jobs and is never set (test/queues/schedulers.test.ts holds this).
+  const existing = new Map((await queue.getJobSchedulers(0, -1)).filter((s) => s.name === job.name).map((s) => [s.key, s]));
+  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again.
+  const live = new Set<string>();
+  await Promise.all(
+    [...schedulers].map(async ([id, want]) => {
+      const had = existing.get(id);
+      if (had === undefined || !inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined)) return;
+      if ((await queue.getJobState(`repeat:${id}:${String(had.next)}`)) !== 'unknown') live.add(id);
+    }),
+  );
   const upserted: string[] = [];
-  for (const [id, { data, repeat }] of schedulers) {
+  let unchanged = 0;
+  for (const [id, want] of schedulers) {
+    if (live.has(id)) {
+      unchanged += 1;
+      continue;
+    }
     try {
-      await queue.upsertJobScheduler(id, repeat, { name: job.name, data, ...(job.scheduledOptions ? { opts: job.scheduledOptions } : {}) });
+      await queue.upsertJobScheduler(id, want.repeat, { name: job.name, data: want.data, ...(job.scheduledOptions ? { opts: job.scheduledOptions } : {}) });
     } catch (err) {
       throw new Error(`scheduler ${id}: ${(err as Error).message}`, { cause: err });
     }
     upserted.push(id);
   }
   const removed: string[] = [];
-  for (const s of await queue.getJobSchedulers(0, -1)) {
-    // BullMQ 6 gives a scheduler's id as `key` (what upsert and remove take); `id` is a leftover of v5's
-    // repeatable jobs and is never set (test/queues/schedulers.test.ts holds this).
-    if (s.name === job.name && !upserted.includes(s.key)) {
-      await queue.removeJobScheduler(s.key);
-      removed.push(s.key);
-    }
+  for (const id of existing.keys()) {
+    if (schedulers.has(id)) continue;
+    await queue.removeJobScheduler(id);
+    removed.push(id);
   }
-  logger?.info({ job: job.name, upserted: upserted.length, removed }, 'schedulers in place');
-  return { upserted, removed };
+  logger?.info({ job: job.name, upserted: upserted.length, unchanged, removed: removed.slice(0, 20), removedCount: removed.length }, 'schedulers in place');
+  return { upserted, removed, unchanged };
 }
 
 /** Two schedulers per tenant: incremental runs (`every` or `cron`) and the reconcile pass (`reconcileEvery`). */
-export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonly TenantConfig[], logger?: Logger): Promise<{ upserted: string[]; removed: string[] }> {
+export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonly TenantConfig[], logger?: Logger): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   const wanted = tenants.flatMap((t): WantedScheduler<'tick'>[] => [
     {
       data: { tenantId: t.id, mode: 'incremental' },
@@ -88,7 +125,7 @@ export async function ensureRefreshSchedules(
   clients: readonly ScheduledClient[],
   everyMs: number,
   logger?: Logger,
-): Promise<{ upserted: string[]; removed: string[] }> {
+): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   const wanted = clients.map((c): WantedScheduler<'refresh'> => ({
     data: { clientKey: c.clientKey, tenantId: c.tenantId, reason: 'scheduled' },
     repeat: { every: everyMs },
@@ -100,6 +137,6 @@ export async function ensureRefreshSchedules(
  * The fleet's one housekeeping scheduler (`every` = `everyMs`). A new or changed scheduler runs its first pass at
  * once (BullMQ: an `every` scheduler starts immediately); re-upserting it unchanged starts nothing.
  */
-export async function ensureHousekeepingSchedule(scheduleQueue: Queue, everyMs = HOUSEKEEPING_EVERY_MS, logger?: Logger): Promise<{ upserted: string[]; removed: string[] }> {
+export async function ensureHousekeepingSchedule(scheduleQueue: Queue, everyMs = HOUSEKEEPING_EVERY_MS, logger?: Logger): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   return ensureSchedulers(scheduleQueue, 'housekeeping', [{ data: {}, repeat: { every: everyMs } }], logger);
 }

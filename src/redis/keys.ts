@@ -99,6 +99,14 @@ export function campaignKey(prefix: string, campaign: string, kind: KeyKind, ...
   return join(prefix, kind, campaign, parts);
 }
 
+/**
+ * A key of one deployment-wide collection whose keys one script joins (the stored tenants' index and change log):
+ * `<base>:<kind>:{<kind>}[:<part>...]`, every key of the collection on the slot of its kind's tag.
+ */
+export function collectionKey(prefix: string, kind: string, ...parts: KeyPart[]): string {
+  return join(prefix, kind, kind, parts);
+}
+
 /** A key of the whole deployment (the schedules lock): `<base>:<part>...` (a one-key owner: its own slot). */
 export function globalKey(prefix: string, ...parts: KeyPart[]): string {
   return join(prefix, [], undefined, parts);

@@ -6,19 +6,25 @@
  * makes a `Secret` taken out and sealed under PLATFORM_TOKEN_KEY (the app's token cipher), each bound to this key and
  * its field: a secret is never in Redis in plain text, and a sealed one copied elsewhere does not open.
  *
- * Every process keeps the documents it last read (`refresh`), parsed, so the app's tenant lookup stays synchronous;
- * a write here updates this process's copy at once. Other processes see a change at their next refresh.
+ * Every process keeps the documents it last read, parsed, so the app's tenant lookup stays synchronous; a write here
+ * updates this process's copy at once. Every write files its change in a log (`<base>:tenants:{tenants}:*`: an index
+ * of ids by the sequence of their last change, the removed ids the same way, one counter), so another process reads
+ * only what changed since it last looked (`sync`: one round trip when nothing did), and one that was down catches up.
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { tenantSchema, type TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
-import { globalKey } from '../redis/keys.js';
+import { collectionKey } from '../redis/keys.js';
 import { Secret } from '../secret.js';
 import { CHECK_AND_SET } from './cursors.js';
 import { stateKey } from './keys.js';
+import { stateScript } from './script.js';
 
 const FIELD = 'doc';
+/** Removed ids kept in the change log; a reader further behind than the oldest reads every document again. */
+const REMOVED_KEPT = 10_000;
+const ANNOUNCE = stateScript('state/lua/tenants-announce');
 /** Concurrent writers of one document retry their check-and-set this many times before giving up. */
 const CAS_TRIES = 8;
 
@@ -133,21 +139,27 @@ export interface SecretBox {
 
 export class TenantStore {
   readonly #cache = new Map<string, { doc: string; tenant: StoredTenant }>();
+  #seen: number | undefined;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     /** The token cipher of PLATFORM_TOKEN_KEY; without it nothing can be created and stored documents cannot be read. */
     private readonly box: SecretBox | undefined,
-    private readonly o: { logger?: Logger; onChange?: (id: string) => void } = {},
+    private readonly o: { logger?: Logger; onChange?: (id: string) => void; /** Removed ids kept in the log (tests). */ removedKept?: number } = {},
   ) {}
 
   key(id: string): string {
     return stateKey(this.prefix, 'tenant', id);
   }
 
+  /** The index, the change counter, the removed ids and their floor: one slot, so one script files a change. */
+  #logKeys(): [string, string, string, string] {
+    return ['index', 'seq', 'removed', 'floor'].map((part) => collectionKey(this.prefix, 'tenants', part)) as [string, string, string, string];
+  }
+
   indexKey(): string {
-    return globalKey(this.prefix, 'tenants');
+    return this.#logKeys()[0];
   }
 
   get sealing(): boolean {
@@ -164,29 +176,73 @@ export class TenantStore {
     return [...this.#cache.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, e]) => e.tenant);
   }
 
-  /** Reads every stored document again (those unchanged since the last read are not parsed again). */
-  async refresh(): Promise<void> {
-    const ids = await this.redis.zrange(this.indexKey(), 0, -1);
+  /** The change sequence this process has read up to (undefined before its first read). */
+  get seen(): number | undefined {
+    return this.#seen;
+  }
+
+  /** Reads every stored document again (those unchanged since the last read are not parsed again): the ids changed. */
+  async refresh(): Promise<string[]> {
+    const [index, seqKey] = this.#logKeys();
+    const seq = Number((await this.redis.get(seqKey)) ?? 0);
+    const ids = await this.redis.zrangebyscore(index, '-inf', seq);
+    const changed = await this.#reload(ids, new Set(this.#cache.keys()));
+    this.#seen = seq;
+    return changed;
+  }
+
+  /**
+   * Applies the changes filed since the last read (one round trip when there are none): the ids whose tenant was
+   * created, changed or removed. Reads everything again when the removals it missed were trimmed from the log.
+   */
+  async sync(): Promise<string[]> {
+    const [index, seqKey, removedKey, floorKey] = this.#logKeys();
+    const [seqText, floorText] = await this.redis.mget(seqKey, floorKey);
+    const seq = Number(seqText ?? 0);
+    const seen = this.#seen;
+    if (seen === undefined || Number(floorText ?? 0) > seen || seq < seen) return this.refresh();
+    if (seq === seen) return [];
+    const [put, removed] = await Promise.all([this.redis.zrangebyscore(index, `(${seen}`, seq), this.redis.zrangebyscore(removedKey, `(${seen}`, seq)]);
+    const changed = await this.#reload(put, new Set(removed.filter((id) => !put.includes(id))));
+    this.#seen = seq;
+    return changed;
+  }
+
+  /** Reads the documents of `ids` (a missing one counts as removed) and drops `gone` not among them: the ids changed. */
+  async #reload(ids: readonly string[], gone: Set<string>): Promise<string[]> {
     // One HGET per tenant (each on its own slot: no multi-key command across a cluster), sent together.
     const docs = await Promise.all(ids.map((id) => this.redis.hget(this.key(id), FIELD)));
-    const seen = new Set<string>();
+    const changed: string[] = [];
     ids.forEach((id, i) => {
       const doc = docs[i];
-      if (doc === null || doc === undefined) return;
-      seen.add(id);
+      if (doc === null || doc === undefined) {
+        gone.add(id);
+        return;
+      }
+      gone.delete(id);
       if (this.#cache.get(id)?.doc === doc) return;
       try {
         this.#remember(id, doc);
+        changed.push(id);
       } catch (err) {
         this.o.logger?.warn({ tenant: id, err: (err as Error).message }, 'stored tenant not loaded');
-        if (this.#cache.delete(id)) this.o.onChange?.(id);
+        if (this.#cache.delete(id)) {
+          this.o.onChange?.(id);
+          changed.push(id);
+        }
       }
     });
-    for (const id of [...this.#cache.keys()]) {
-      if (seen.has(id)) continue;
-      this.#cache.delete(id);
+    for (const id of gone) {
+      if (!this.#cache.delete(id)) continue;
       this.o.onChange?.(id);
+      changed.push(id);
     }
+    return changed;
+  }
+
+  /** Files a change of `id` in the log (after its document is written or gone). */
+  async #announce(id: string, op: 'put' | 'del'): Promise<number> {
+    return Number(await ANNOUNCE.run(this.redis, this.#logKeys(), [id, op, String(this.o.removedKept ?? REMOVED_KEPT)]));
   }
 
   /**
@@ -196,10 +252,13 @@ export class TenantStore {
   async create(entry: JsonObject, now = Date.now()): Promise<{ kind: 'created'; tenant: StoredTenant } | { kind: 'exists' }> {
     const config = tenantSchema.parse(entry);
     const doc = this.#seal(config.id, entry, config, now, now);
-    // Indexed first: a crash between the two leaves an id without a document, which every reader skips (the
-    // other order would leave a document no listing shows and whose id is refused as taken).
-    await this.redis.zadd(this.indexKey(), 0, config.id);
-    if ((await CHECK_AND_SET.run(this.redis, [this.key(config.id)], [FIELD, '', doc])) !== 1) return { kind: 'exists' };
+    // The document first, then the change filed: a reader that sees the change finds the document.
+    if ((await CHECK_AND_SET.run(this.redis, [this.key(config.id)], [FIELD, '', doc])) !== 1) {
+      // A create that stopped between the two left a document no reader was told of: it is filed now, and taken.
+      if ((await this.redis.zscore(this.indexKey(), config.id)) === null) await this.#announce(config.id, 'put');
+      return { kind: 'exists' };
+    }
+    await this.#announce(config.id, 'put');
     return { kind: 'created', tenant: this.#remember(config.id, doc) };
   }
 
@@ -220,15 +279,19 @@ export class TenantStore {
       const issues = o.check?.(parsed.data) ?? [];
       if (issues.length > 0) return { kind: 'invalid', issues };
       const next = this.#seal(id, entry, parsed.data, current.createdAt, o.now ?? Date.now());
-      if ((await CHECK_AND_SET.run(this.redis, [this.key(id)], [FIELD, doc, next])) === 1) return { kind: 'patched', tenant: this.#remember(id, next) };
+      if ((await CHECK_AND_SET.run(this.redis, [this.key(id)], [FIELD, doc, next])) === 1) {
+        await this.#announce(id, 'put');
+        return { kind: 'patched', tenant: this.#remember(id, next) };
+      }
     }
     throw new Error(`tenant ${id}: too many concurrent writers`);
   }
 
   /** Removes a stored tenant (its document and its id in the index; its state is not touched): false when there was none. */
   async remove(id: string): Promise<boolean> {
+    // The document first: a reader told of an id without a document counts it removed.
     const removed = await this.redis.unlink(this.key(id));
-    await this.redis.zrem(this.indexKey(), id);
+    if (removed > 0 || (await this.redis.zscore(this.indexKey(), id)) !== null) await this.#announce(id, 'del');
     if (this.#cache.delete(id)) this.o.onChange?.(id);
     return removed > 0;
   }

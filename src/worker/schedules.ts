@@ -18,17 +18,19 @@ export function schedulesLockKey(prefix: string): string {
   return globalKey(prefix, 'lock', 'schedules');
 }
 
-export type ApplySchedules = (tenants: readonly TenantConfig[]) => Promise<void>;
+/** Puts the schedulers of `tenants` in place: false when another process held the lock throughout (it was doing so). */
+export type ApplySchedules = (tenants: readonly TenantConfig[]) => Promise<boolean>;
 
 /** Puts the schedulers of `tenants` in place; `housekeepingEveryMs`: the fleet's housekeeping interval (tests). */
 export function schedulesOf(app: App, housekeepingEveryMs = HOUSEKEEPING_EVERY_MS): ApplySchedules {
   return async (tenants) => {
     const lock = new RedisLock(app.redis, schedulesLockKey(app.env.KEY_PREFIX), LOCK_TTL_MS);
-    if (!(await lock.acquireWithin(LOCK_WAIT_MS))) return;
+    if (!(await lock.acquireWithin(LOCK_WAIT_MS))) return false;
     try {
       await ensureTickSchedules(app.queues.schedule, tenants, app.logger);
       await app.auth.applyTenants(tenants);
       await ensureHousekeepingSchedule(app.queues.schedule, housekeepingEveryMs, app.logger);
+      return true;
     } finally {
       await lock.release();
     }

@@ -3,6 +3,7 @@
  * tenant, client, connection and campaign: test/redis/declared-keys.test.ts watches it with MONITOR,
  * test/cluster/scripts.test.ts runs it on a Redis Cluster (a script or MULTI over two slots fails there).
  */
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { ClientAuthStore } from '../../src/auth/index.js';
@@ -15,6 +16,8 @@ import { RedisLock } from '../../src/redis/lock.js';
 import { createStateStores } from '../../src/state/index.js';
 import { packOldEntries } from '../../src/state/old-hashes.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
+import { TenantStore } from '../../src/state/tenant-store.js';
+import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
 
 export interface Owners {
   tenant: string;
@@ -107,5 +110,13 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await realm.commitAt(1, { cur: 'y', rotations: 1 });
   const realmLimiter = limiterFor({ kind: 'quickbooks', limits: quickBooksOAuth.limits }, redis, p, connection, 'app');
   await (await realmLimiter.acquire()).release();
+
+  // A tenant created over the API, changed and removed (its document's check-and-set, its change filed each time).
+  const stored = new TenantStore(redis, p, TokenCipher.fromText(randomBytes(32).toString('base64')), { removedKept: 1 });
+  await stored.create({ id: tenant, collections: { clientId: client, clientSecret: 'secret-x9' }, platform: { kind: 'memory', name: tenant } });
+  expect((await stored.patch(tenant, { inFlightLimit: 2 })).kind).toBe('patched');
+  expect(await stored.remove(tenant)).toBe(true);
+  await stored.create({ id: `${tenant}-2`, collections: { clientId: client, clientSecret: 'secret-x9' }, platform: { kind: 'memory', name: tenant } });
+  expect(await stored.remove(`${tenant}-2`)).toBe(true);
 }
 

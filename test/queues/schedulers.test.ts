@@ -29,7 +29,7 @@ describe('ensureSchedulers', () => {
     expect(s?.id).toBeUndefined();
     expect(await q.getJobScheduler('refresh.c1')).toMatchObject({ key: 'refresh.c1', every: 60_000, name: 'refresh-token' });
     // What the prune found by `key` is what removeJobScheduler takes.
-    expect(await ensureRefreshSchedules(q, [], 60_000)).toEqual({ upserted: [], removed: ['refresh.c1'] });
+    expect(await ensureRefreshSchedules(q, [], 60_000)).toEqual({ upserted: [], removed: ['refresh.c1'], unchanged: 0 });
     expect(await q.getJobSchedulers(0, -1)).toEqual([]);
   });
 
@@ -41,10 +41,40 @@ describe('ensureSchedulers', () => {
       { data: { tenantId: 'acme', mode: 'incremental' as const }, repeat: { every: 45_000 } },
       { data: { tenantId: 'acme', mode: 'reconcile' as const }, repeat: { every: 86_400_000 } },
     ];
-    expect(await ensureSchedulers(q, 'tick', wanted)).toEqual({ upserted: ['tick.acme.incremental', 'tick.acme.reconcile'], removed: [] });
+    expect(await ensureSchedulers(q, 'tick', wanted)).toEqual({ upserted: ['tick.acme.incremental', 'tick.acme.reconcile'], removed: [], unchanged: 0 });
     expect((await q.getJobScheduler('tick.acme.incremental'))?.every).toBe(30_000);
-    expect(await ensureSchedulers(q, 'tick', [])).toEqual({ upserted: [], removed: expect.arrayContaining(['tick.acme.incremental', 'tick.acme.reconcile']) as unknown });
+    expect(await ensureSchedulers(q, 'tick', [])).toEqual({ upserted: [], removed: expect.arrayContaining(['tick.acme.incremental', 'tick.acme.reconcile']) as unknown, unchanged: 0 });
     expect((await q.getJobSchedulers(0, -1)).map((s) => s.key)).toEqual(['someone-elses']);
+  });
+
+  it('writes nothing for schedulers already in place: only a changed or missing one is upserted', async () => {
+    const q = queue(QUEUES.schedule);
+    const tick = (tenantId: string, every: number) => [
+      { data: { tenantId, mode: 'incremental' as const }, repeat: { every } },
+      { data: { tenantId, mode: 'reconcile' as const }, repeat: { pattern: '0 3 * * *', tz: 'Asia/Riyadh' } },
+    ];
+    expect((await ensureSchedulers(q, 'tick', [...tick('acme', 60_000), ...tick('zeta', 60_000)])).upserted).toHaveLength(4);
+    const before = await q.getJobSchedulers(0, -1);
+    // The same again: nothing written (every scheduler's next job stays the one it had).
+    expect(await ensureSchedulers(q, 'tick', [...tick('acme', 60_000), ...tick('zeta', 60_000)])).toEqual({ upserted: [], removed: [], unchanged: 4 });
+    expect(await q.getJobSchedulers(0, -1)).toEqual(before);
+    // One interval changed, one tenant gone, one new: only those are touched.
+    expect(await ensureSchedulers(q, 'tick', [...tick('acme', 30_000), ...tick('omar', 60_000)])).toEqual({
+      upserted: ['tick.acme.incremental', 'tick.omar.incremental', 'tick.omar.reconcile'],
+      removed: expect.arrayContaining(['tick.zeta.incremental', 'tick.zeta.reconcile']) as unknown,
+      unchanged: 1,
+    });
+    expect((await q.getJobScheduler('tick.acme.incremental'))?.every).toBe(30_000);
+    // A scheduler gone, and one whose next job is gone (it stopped: bullmq #3381), are put in place again.
+    await q.removeJobScheduler('tick.omar.reconcile');
+    const acme = await q.getJobScheduler('tick.acme.incremental');
+    const lost = `repeat:tick.acme.incremental:${String(acme?.next)}`;
+    await redis.zrem(q.toKey('delayed'), lost);
+    await redis.lrem(q.toKey('wait'), 0, lost);
+    await redis.zrem(q.toKey('prioritized'), lost);
+    expect(await redis.del(q.toKey(lost))).toBe(1);
+    expect(await q.getJobState(lost)).toBe('unknown');
+    expect((await ensureSchedulers(q, 'tick', [...tick('acme', 30_000), ...tick('omar', 60_000)])).upserted.sort()).toEqual(['tick.acme.incremental', 'tick.omar.reconcile']);
   });
 
   it('refuses data its job would refuse, before touching the queue', async () => {
