@@ -19,6 +19,8 @@ import { DeliveryStore } from './state/deliveries.js';
 import type { StateStores } from './state/index.js';
 import { PendingStore } from './state/pending.js';
 import { TenantRunLock } from './state/run-lock.js';
+import { TenantStore } from './state/tenant-store.js';
+import { TokenCipher } from './platforms/oauth/cipher.js';
 import { RunStore } from './state/runs.js';
 
 /** The state stores a read-only command reads: the same classes createStateStores builds. */
@@ -45,6 +47,11 @@ export async function openStateApp(options: { env: Env; tenants: TenantsFile }):
   const target = redisTargetOf(env);
   const redis: Redis = await connectRedis(createRedis(target, 'producer'), target, { waitMs: 0 });
   const byId = new Map(options.tenants.tenants.map((t) => [t.id, t]));
+  // The stored tenants (created over the API), the file's winning an id both name; without PLATFORM_TOKEN_KEY
+  // their secrets cannot be opened, and they are not shown.
+  const stored = new TenantStore(redis, env.KEY_PREFIX, TokenCipher.fromKeys(env));
+  if (stored.sealing) await stored.refresh();
+  for (const t of stored.list()) if (!byId.has(t.config.id)) byId.set(t.config.id, t.config);
   const queueNames = Object.keys(QUEUES) as (keyof typeof QUEUES)[];
   return {
     env,

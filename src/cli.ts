@@ -18,6 +18,7 @@ import { registerJobs } from './cli/commands/jobs.js';
 import { registerMigrateKeys } from './cli/commands/migrate-keys.js';
 import { registerServe } from './cli/commands/serve.js';
 import { registerSync } from './cli/commands/sync.js';
+import { registerTenants } from './cli/commands/tenants.js';
 import { commandLineProblem, finishHelp, oneLineErrors } from './cli/help.js';
 import { printable, UsageError } from './cli/runtime.js';
 
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerConnect(program);
   registerJobs(program);
   registerApi(program);
+  registerTenants(program);
   finishHelp(program);
   oneLineErrors(program);
   return program;

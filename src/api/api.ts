@@ -23,13 +23,13 @@ import { HTTPException } from 'hono/http-exception';
 import type { Redis } from 'ioredis';
 import type { ApiKey } from '../config/api-keys.js';
 import { parseDuration } from '../config/duration.js';
-import { sharedIdentities, type TenantConfig } from '../config/tenants.js';
+import { tenantIssues, type TenantConfig } from '../config/tenants.js';
 import { LinkRefusedError } from '../connect/connect.js';
 import { MAX_LINK_MS, type LinkRecord } from '../connect/links.js';
 import { connectionStates, type ConnectionReport } from '../connect/status.js';
 import { ENTITIES } from '../glossary.js';
 import { isJsonType } from '../guards.js';
-import { moduleOf, OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
+import { OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
 import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
@@ -294,23 +294,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return ok(200, await tenantView(need(), t, connection, meta), { etag: meta.etag });
   };
   /** What the schema alone cannot say of a tenant: its platform under this deployment's settings, identities it would share. */
-  const checkNew = (t: TenantConfig): Issue[] => {
-    const env = need().platformEnv ?? {};
-    const issues: Issue[] = [];
-    if (t.platform.kind === 'file' && env.FILE_PLATFORM_ROOT === undefined) {
-      issues.push({ path: ['platform', 'path'], message: 'a file tenant over the API needs FILE_PLATFORM_ROOT (its folder must be under it); add it to the tenants file instead' });
-    }
-    for (const p of moduleOf(t.platform).check?.(t.platform, env) ?? []) {
-      const field = /^([A-Za-z]+): /.exec(p);
-      issues.push({ path: ['platform', ...(field?.[1] !== undefined ? [field[1]] : [])], message: field ? p.slice(field[0].length) : p });
-    }
-    const others = need().tenants().filter((o) => o.id !== t.id);
-    for (const line of sharedIdentities({ tenants: [...others, t] })) {
-      // Only what the new tenant shares (the others' lines were refused when they were loaded or created).
-      if (line.includes(`(${t.id})`)) issues.push({ path: [], message: line.trim().replace(/^- /, '') });
-    }
-    return issues;
-  };
+  const checkNew = (t: TenantConfig): Issue[] => tenantIssues(t, need().tenants(), need().platformEnv ?? {});
   const refused = (issues: Issue[]): never => fail(ours('invalid-request', 'the body did not validate', issues.map((i) => ({ in: 'body', path: i.path, message: i.message }))));
 
   api.openapi(ROUTES.listTenants, async (c) => {

@@ -34,6 +34,8 @@ const ENV_OF: Record<string, string> = {
   dashboard: `${['REDIS_URL', 'REDIS_CLUSTER_NODES', 'KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', ...DASHBOARD_KEYS].join(', ')}; ${ALL_CHECKED}`,
   'jobs contract': `KEY_PREFIX (no Redis, no tenants file); ${ALL_CHECKED}`,
   'api openapi': 'none',
+  'tenants add': `${[...PRODUCER, 'PLATFORM_TOKEN_KEY', 'FILE_PLATFORM_ROOT', 'and each ${VAR} of the entry'].join(', ')}; ${ALL_CHECKED}`,
+  'tenants import': `${[...PRODUCER, 'PLATFORM_TOKEN_KEY', 'FILE_PLATFORM_ROOT', 'and each ${VAR} of the file'].join(', ')}; ${ALL_CHECKED}`,
   'dry-run': `${[...PRODUCER, 'FILE_PLATFORM_ROOT', 'SYNC_PAGE_SIZE', 'CURSOR_LOOKBACK_S', 'PLATFORM_TOKEN_KEY', 'PLATFORM_TOKEN_KEY_PREVIOUS', 'COLLECTIONS_BASE_URL'].join(', ')}; ${ALL_CHECKED}`,
 };
 const CALLS_ENV = `${[...PRODUCER, 'CALL_COOLDOWN_HOURS'].join(', ')}; ${ALL_CHECKED}`;

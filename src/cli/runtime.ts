@@ -89,7 +89,7 @@ export function requireTenant(app: Pick<App | StateApp, 'tenant' | 'tenants'>, i
   const t = app.tenant(id);
   if (!t) {
     const known = app.tenants().map((x) => x.id).join(', ') || '(none)';
-    throw new UsageError(`unknown tenant "${id}"; the tenants file has: ${known}`);
+    throw new UsageError(`unknown tenant "${id}"; the tenants file and the store have: ${known}`);
   }
   return t;
 }

@@ -264,6 +264,14 @@ export const MAX_NESTING = 32;
 
 /** Parses the tenants file's text; every bad key is reported at once, naming the tenant and the field. */
 export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env, source = 'tenants file'): TenantsFile {
+  return parseTenantEntries(text, env, source).file;
+}
+
+/**
+ * As parseTenants, with each entry as written and its `${VAR}`s replaced (what `tenants import` stores: values, as
+ * the API takes them).
+ */
+export function parseTenantEntries(text: string, env: NodeJS.ProcessEnv = process.env, source = 'tenants file'): { file: TenantsFile; entries: Record<string, unknown>[] } {
   const json = parseJsonBounded(text, MAX_NESTING);
   if (!json.ok && json.why === 'too_deep') {
     throw new ConfigError(`${source}: nested deeper than ${MAX_NESTING} levels of objects and arrays (line ${json.line}); a tenants file nests about five deep`);
@@ -289,7 +297,34 @@ export function parseTenants(text: string, env: NodeJS.ProcessEnv = process.env,
     problems.sort((a, b) => a.localeCompare(b));
     throw new ConfigError(`${source} is invalid:\n${problems.join('\n')}`);
   }
-  return parsed.data;
+  return { file: parsed.data, entries: (substituted as { tenants: Record<string, unknown>[] }).tenants };
+}
+
+/** A problem of one tenant beyond its schema: where (a path in its entry) and what. */
+export interface TenantIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * What the schema alone cannot say of a tenant added to a running deployment (over the API or `tenants add`): its
+ * platform under this deployment's settings, and identities it would share with `others` (the lines the file's load
+ * gives, for this tenant only). A file tenant outside the file needs FILE_PLATFORM_ROOT.
+ */
+export function tenantIssues(t: TenantConfig, others: readonly TenantConfig[], env: { FILE_PLATFORM_ROOT?: string | undefined; PLATFORM_TOKEN_KEY?: string | undefined }): TenantIssue[] {
+  const issues: TenantIssue[] = [];
+  if (t.platform.kind === 'file' && env.FILE_PLATFORM_ROOT === undefined) {
+    issues.push({ path: ['platform', 'path'], message: 'a file tenant outside the tenants file needs FILE_PLATFORM_ROOT (its folder must be under it); add it to the tenants file instead' });
+  }
+  for (const p of moduleOf(t.platform).check?.(t.platform, env) ?? []) {
+    const field = /^([A-Za-z]+): /.exec(p);
+    issues.push({ path: ['platform', ...(field?.[1] !== undefined ? [field[1]] : [])], message: field ? p.slice(field[0].length) : p });
+  }
+  for (const line of sharedIdentities({ tenants: [...others.filter((o) => o.id !== t.id), t] })) {
+    // Only what this tenant shares (the others' lines were refused when they were loaded or created).
+    if (line.includes(`(${t.id})`)) issues.push({ path: [], message: line.trim().replace(/^- /, '') });
+  }
+  return issues;
 }
 
 /**

@@ -7,6 +7,7 @@
  * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
  */
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
+import { canonicalJson } from '../canonical-json.js';
 import type { ScheduledClient } from '../auth/refresh-request.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
@@ -26,25 +27,13 @@ export interface WantedScheduler<K extends ScheduledJob> {
   repeat: Omit<RepeatOptions, 'key'>;
 }
 
-/** JSON with object keys in order, so two values equal as data compare equal as text. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
 /** Whether a scheduler in place already makes what is wanted (and still has its next job: a live one). */
 function inPlace(s: JobSchedulerJson, want: { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }, opts: Record<string, unknown> | undefined): boolean {
   if (typeof s.next !== 'number') return false;
   if (s.every !== want.repeat.every || s.pattern !== want.repeat.pattern || (s.tz ?? undefined) !== (want.repeat.tz ?? undefined)) return false;
-  if (canonical(s.template?.data) !== canonical(want.data)) return false;
+  if (canonicalJson(s.template?.data) !== canonicalJson(want.data)) return false;
   const had = (s.template?.opts ?? {}) as Record<string, unknown>;
-  return Object.entries(opts ?? {}).every(([k, v]) => canonical(had[k]) === canonical(v));
+  return Object.entries(opts ?? {}).every(([k, v]) => canonicalJson(had[k]) === canonicalJson(v));
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { canonicalJson } from '../canonical-json.js';
 import { tenantSchema, type TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
 import { collectionKey } from '../redis/keys.js';
@@ -117,6 +118,8 @@ function deleteAt(o: JsonObject, path: readonly string[]): void {
   const parent = getAt(o, path.slice(0, -1));
   if (isObject(parent) || Array.isArray(parent)) delete (parent as JsonObject)[path[path.length - 1] ?? ''];
 }
+
+const sameJson = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
 const etagOf = (doc: string): string => `"${createHash('sha256').update(doc).digest('base64url').slice(0, 22)}"`;
 
@@ -282,6 +285,36 @@ export class TenantStore {
       if ((await CHECK_AND_SET.run(this.redis, [this.key(id)], [FIELD, doc, next])) === 1) {
         await this.#announce(id, 'put');
         return { kind: 'patched', tenant: this.#remember(id, next) };
+      }
+    }
+    throw new Error(`tenant ${id}: too many concurrent writers`);
+  }
+
+  /**
+   * Stores an entry whole (`tenants import`): created when its id is free, replaced when the stored one differs (its
+   * creation time kept), left as it is when it is the same, secrets included.
+   */
+  async put(entry: JsonObject, now = Date.now()): Promise<'created' | 'replaced' | 'unchanged'> {
+    const config = tenantSchema.parse(entry);
+    const id = config.id;
+    for (let i = 0; i < CAS_TRIES; i += 1) {
+      const doc = await this.redis.hget(this.key(id), FIELD);
+      if (doc === null) {
+        const made = await this.create(entry, now);
+        if (made.kind === 'created') return 'created';
+        continue;
+      }
+      const current = this.#open(id, doc);
+      if (sameJson(current.entry, entry)) {
+        // The same document: filed again only if a create stopped before it was.
+        if ((await this.redis.zscore(this.indexKey(), id)) === null) await this.#announce(id, 'put');
+        return 'unchanged';
+      }
+      const next = this.#seal(id, entry, config, current.createdAt, now);
+      if ((await CHECK_AND_SET.run(this.redis, [this.key(id)], [FIELD, doc, next])) === 1) {
+        await this.#announce(id, 'put');
+        this.#remember(id, next);
+        return 'replaced';
       }
     }
     throw new Error(`tenant ${id}: too many concurrent writers`);

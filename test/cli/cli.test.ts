@@ -64,7 +64,7 @@ describe('the command line', () => {
   it('gives clear errors for an unknown tenant, a bad date and an unreachable Redis', async () => {
     const unknown = await cli(['sync', '--tenant', 'nobody'], env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown tenant "nobody"; the tenants file has: acme/);
+    expect(unknown.stderr).toMatch(/unknown tenant "nobody"; the tenants file and the store have: acme/);
     const badDate = await cli(['backfill', '--tenant', 'acme', '--since', '2026-13-01'], env);
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toMatch(/--since must be a date as YYYY-MM-DD/);
