@@ -89,7 +89,7 @@ describe('the command line at start', () => {
     const packages = [...packagesOf(urls)].filter((p) => p !== 'tsx' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps' && p !== 'esbuild');
     expect(packages).toEqual(['commander']);
     const ours = urls.filter((u) => u.includes('/src/') && !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, 'src/'));
-    expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', 'src/cli/help.ts', 'src/cli/wait-options.ts', ...['api', 'calls', 'connect', 'dashboard', 'demo', 'inspect', 'jobs', 'migrate-keys', 'serve', 'sync'].map((c) => `src/cli/commands/${c}.ts`)]));
+    expect(new Set(ours)).toEqual(new Set(['src/cli.ts', 'src/cli/runtime.ts', 'src/cli/help.ts', 'src/cli/wait-options.ts', ...['api', 'calls', 'connect', 'dashboard', 'demo', 'inspect', 'jobs', 'migrate-keys', 'serve', 'sync', 'tenants'].map((c) => `src/cli/commands/${c}.ts`)]));
   });
 
   it('status loads commander, zod and ioredis of our dependencies, and none of the worker\'s (issue 14)', async () => {
