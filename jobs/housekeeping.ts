@@ -4,7 +4,8 @@
  * outcomes whose campaign has expired, webhook events past their count and age. One scheduler for the fleet
  * (src/queues/schedulers.ts) makes one job per interval, whatever the number of workers (decision 0130). Every step
  * is idempotent, so a pass run twice (delivery is at least once) drops nothing more. A tenant whose pass fails is
- * logged and left for the next interval; the others go on, and the job completes with the totals.
+ * logged and left for the next interval; the others go on, and the job completes with the totals. First, the state of
+ * tenants removed from the store longer than TENANT_STATE_RETENTION_DAYS ago is purged.
  */
 import type { Logger } from '../src/logger.js';
 import { defineProcessor, type JobProcessor } from '../src/queues/index.js';
@@ -17,6 +18,8 @@ export interface HousekeepingDeps {
   webhookEvents: { trim(tenant: string): Promise<number> };
   /** DEAD_LETTER_MAX_AGE_DAYS in ms; 0 keeps dead letters for good. */
   deadLetterMaxAgeMs: number;
+  /** Purges the state of tenants removed from the store more than TENANT_STATE_RETENTION_DAYS ago: how many. */
+  purgeRemovedTenants?(): Promise<number>;
   /** True while Redis is unreachable (the outage log speaks for a failed pass then). */
   redisDown(): boolean;
   logger: Logger;
@@ -29,11 +32,18 @@ export interface HousekeepingResult {
   unknownOutcomes: number;
   webhookEvents: number;
   failed: number;
+  /** Tenants removed from the store whose state was purged. */
+  purgedTenants: number;
 }
 
 export function createHousekeepingProcessor(deps: HousekeepingDeps): JobProcessor<HousekeepingResult> {
   return defineProcessor('housekeeping', async () => {
-    const total: HousekeepingResult = { tenants: 0, deadLetters: 0, unknownOutcomes: 0, webhookEvents: 0, failed: 0 };
+    const total: HousekeepingResult = { tenants: 0, deadLetters: 0, unknownOutcomes: 0, webhookEvents: 0, failed: 0, purgedTenants: 0 };
+    try {
+      total.purgedTenants = (await deps.purgeRemovedTenants?.()) ?? 0;
+    } catch (err) {
+      if (!deps.redisDown()) deps.logger.warn({ err: (err as Error).message }, 'housekeeping: purging removed tenants failed; it runs again within the hour');
+    }
     for (const tenant of deps.tenantIds()) {
       total.tenants += 1;
       try {

@@ -15,6 +15,7 @@ import { byJobName, type QUEUES } from '../src/queues/index.js';
 import { packageVersion } from '../src/version.js';
 import { createCallsProcessor } from './calls/processor.js';
 import { createHousekeepingProcessor } from './housekeeping.js';
+import { purgeRemovedTenants } from '../src/state/purge.js';
 import { createNotifyProcessor } from './notify.js';
 import { createRefreshTokenProcessor } from './refresh-token.js';
 import { createTickProcessor } from './schedule-tick.js';
@@ -48,6 +49,7 @@ function createScheduleProcessor(app: App): Processor {
       campaigns: new CampaignStore(app.redis, env.KEY_PREFIX, { retentionMs: env.CAMPAIGN_RETENTION_DAYS * 86_400_000 }),
       webhookEvents: app.webhookEvents,
       deadLetterMaxAgeMs: env.DEAD_LETTER_MAX_AGE_DAYS * 86_400_000,
+      ...(env.TENANT_STATE_RETENTION_DAYS > 0 ? { purgeRemovedTenants: () => purgeRemovedTenants(app, Date.now() - env.TENANT_STATE_RETENTION_DAYS * 86_400_000) } : {}),
       redisDown: () => app.outage.down,
       logger,
     }),

@@ -34,6 +34,7 @@ import type { Logger } from '../logger.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
+import { purgeTenantState } from '../state/purge.js';
 import { publicSettings, settingsTag, type Issue, type JsonObject, type TenantStore } from '../state/tenant-store.js';
 import { IDEMPOTENCY_KEY, IdempotencyStore, type Sealer } from './idempotency.js';
 import { digestKeys, keyOf, maySee } from './keys.js';
@@ -371,7 +372,9 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const store = need().tenantStore;
     if (sourceOf(tenantId) === 'file' || store === undefined) return fail(ours('tenant-from-file', `${tenantId} is a tenant of the tenants file: remove it there (the API deletes the tenants it created only)`));
     if (!(await store.remove(tenantId))) return unknownTenant();
-    need().logger.info({ tenant: tenantId, key: c.get('key').name }, 'api: tenant deleted');
+    const purge = c.req.valid('query').purge === 'true';
+    const keys = purge ? await purgeTenantState(need().redis, need().prefix, tenantId) : undefined;
+    need().logger.info({ tenant: tenantId, key: c.get('key').name, ...(keys !== undefined ? { purgedKeys: keys } : {}) }, 'api: tenant deleted');
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
 

@@ -109,9 +109,17 @@ export const ROUTES = {
     method: 'delete',
     path: '/v1/tenants/{tenantId}',
     operationId: 'deleteTenant',
-    summary: 'Removes a tenant created over the API: no new run starts (one under way ends as it would); its state is kept',
+    summary: 'Removes a tenant created over the API: no new run starts (one under way ends as it would); its state is kept for TENANT_STATE_RETENTION_DAYS, or purged at once with purge=true',
     security,
-    request: { params: tenantParams },
+    request: {
+      params: tenantParams,
+      query: z.object({
+        purge: z
+          .enum(['true', 'false'])
+          .optional()
+          .openapi({ description: "true: delete the tenant's state now (cursors, id maps, dead letters, runs); a tenant created again under its id then starts afresh" }),
+      }),
+    },
     responses: {
       204: { description: 'removed' },
       ...ofTenant,

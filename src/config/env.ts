@@ -127,6 +127,8 @@ export const envSchema = z.object({
    * a change reaches every worker of the fleet, schedules included, within this and the time to put them in place.
    */
   TENANT_STORE_POLL_MS: int(1_000, 50, 60_000),
+  /** A tenant removed from the store keeps its state (cursors, id maps, dead letters, runs) this many days, then housekeeping purges it; 0 keeps it for good. */
+  TENANT_STATE_RETENTION_DAYS: int(30, 0, 3650),
   /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */
   CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */

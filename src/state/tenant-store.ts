@@ -156,9 +156,9 @@ export class TenantStore {
     return stateKey(this.prefix, 'tenant', id);
   }
 
-  /** The index, the change counter, the removed ids and their floor: one slot, so one script files a change. */
-  #logKeys(): [string, string, string, string] {
-    return ['index', 'seq', 'removed', 'floor'].map((part) => collectionKey(this.prefix, 'tenants', part)) as [string, string, string, string];
+  /** The index, the change counter, the removed ids, their floor and removal times: one slot, so one script files a change. */
+  #logKeys(): [string, string, string, string, string] {
+    return ['index', 'seq', 'removed', 'floor', 'removed-at'].map((part) => collectionKey(this.prefix, 'tenants', part)) as [string, string, string, string, string];
   }
 
   indexKey(): string {
@@ -245,7 +245,22 @@ export class TenantStore {
 
   /** Files a change of `id` in the log (after its document is written or gone). */
   async #announce(id: string, op: 'put' | 'del'): Promise<number> {
-    return Number(await ANNOUNCE.run(this.redis, this.#logKeys(), [id, op, String(this.o.removedKept ?? REMOVED_KEPT)]));
+    return Number(await ANNOUNCE.run(this.redis, this.#logKeys(), [id, op, String(this.o.removedKept ?? REMOVED_KEPT), String(Date.now())]));
+  }
+
+  /** The ids removed before `before` (epoch ms) whose state has not been purged, and when each was removed. */
+  async removedBefore(before: number): Promise<{ id: string; at: number }[]> {
+    const all = await this.redis.hgetall(this.#logKeys()[4]);
+    return Object.entries(all)
+      .map(([id, at]) => ({ id, at: Number(at) }))
+      .filter((r) => r.at < before)
+      .sort((a, b) => a.at - b.at);
+  }
+
+  /** Forgets a removal once its state is purged (a removal filed since, under the same id, is kept). */
+  async purged(id: string, at: number): Promise<void> {
+    const key = this.#logKeys()[4];
+    if (Number(await this.redis.hget(key, id)) === at) await this.redis.hdel(key, id);
   }
 
   /**

@@ -216,4 +216,15 @@ describe('tenants over the control API', () => {
     expect((await rig.app.stores.runs.recent('zeta', 5)).length).toBe(1);
     expect((await api.call<Problem>('DELETE', '/v1/tenants/zeta', { key: FULL })).status).toBe(404);
   });
+
+  it('deletes with purge=true: the state goes too, and the tenant created again starts afresh', async () => {
+    expect((await api.call('POST', '/v1/tenants', { key: FULL, body: entry('zeta') })).status).toBe(201);
+    // Created again: the state kept from before is its own again.
+    expect((await rig.app.stores.runs.recent('zeta', 5)).length).toBe(1);
+    const del = await api.call('DELETE', '/v1/tenants/zeta?purge=true', { key: FULL });
+    expect(del.status).toBe(204);
+    expect(await rig.app.stores.runs.recent('zeta', 5)).toEqual([]);
+    expect(await rig.app.stores.cursors.get('zeta', 'contacts')).toBeUndefined();
+    expect((await api.call<Problem>('DELETE', '/v1/tenants/acme?purge=maybe', { key: FULL })).status).toBe(400);
+  });
 });

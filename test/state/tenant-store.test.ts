@@ -6,7 +6,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
+import type { Logger } from '../../src/logger.js';
+import { purgeRemovedTenants, purgeTenantState } from '../../src/state/purge.js';
 import { TenantStore } from '../../src/state/tenant-store.js';
+import { DEFAULT_OWNERS, runEveryScript } from '../helpers/every-script.js';
 import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
 
@@ -93,5 +96,61 @@ describe('TenantStore change log', () => {
     expect((await other.create(entry('b1'))).kind).toBe('exists');
     await other.sync();
     expect(other.get('b1')?.config.id).toBe('b1');
+  });
+});
+
+describe('purging a removed tenant', () => {
+  const redis = useTestRedis();
+  let client: Redis;
+  const box = TokenCipher.fromText(TOKEN_KEY);
+  beforeAll(() => {
+    client = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    await client?.quit();
+  });
+
+  it("deletes every key of the tenant's state, and nothing of another owner, a queue or the store", async () => {
+    const prefix = testPrefix('purge');
+    const base = prefix.replace(/[{}]/g, '');
+    // Every room's scripts write the state of `gone` (and of its client, connection and campaign)...
+    await runEveryScript(client, prefix, { ...DEFAULT_OWNERS, tenant: 'gone' });
+    // ...and of another tenant; a queue's key whose tag is the tenant's name; the store's own keys.
+    await runEveryScript(client, prefix, { tenant: 'stay', client: 'client-2', connection: 'org-2', app: 'app-2', campaign: 'cmp-b' });
+    await client.set(`${base}:{gone}:meta`, 'a queue of that name');
+    const store = new TenantStore(client, prefix, box);
+    await store.create(entry('gone'));
+    const before = await client.keys(`${base}:*`);
+    const owned = before.filter((k) => /:\{gone\}(:|$)/.test(k) && !k.startsWith(`${base}:{`) && !k.startsWith(`${base}:tenant:`));
+    expect(owned.length).toBeGreaterThan(10);
+
+    expect(await purgeTenantState(client, prefix, 'gone')).toBe(owned.length);
+    const after = await client.keys(`${base}:*`);
+    expect(after.filter((k) => owned.includes(k))).toEqual([]);
+    expect(after.sort()).toEqual(before.filter((k) => !owned.includes(k)).sort());
+    expect(after).toContain(`${base}:{gone}:meta`);
+    expect(after.some((k) => k.includes('{stay}'))).toBe(true);
+    expect(store.get('gone')).toBeDefined();
+  });
+
+  it('housekeeping purges tenants removed longer ago than the retention, not those stored again', async () => {
+    const prefix = testPrefix('purge');
+    const store = new TenantStore(client, prefix, box);
+    for (const id of ['old', 'back']) {
+      await store.create(entry(id));
+      await client.hset(`${prefix.replace(/[{}]/g, '')}:cursors:{${id}}`, 'contacts', 'x');
+      await store.remove(id);
+    }
+    await store.create(entry('back'));
+    const logs: unknown[] = [];
+    const logger = { info: (o: unknown) => logs.push(o) } as unknown as Logger;
+    const o = { redis: client, env: { KEY_PREFIX: prefix }, tenantStore: store, tenant: (id: string) => store.get(id), logger };
+    // Within the retention: nothing.
+    expect(await purgeRemovedTenants(o, Date.now() - 60_000)).toBe(0);
+    expect(await purgeRemovedTenants(o, Date.now() + 1)).toBe(1);
+    expect(await client.exists(`${prefix.replace(/[{}]/g, '')}:cursors:{old}`)).toBe(0);
+    expect(await client.exists(`${prefix.replace(/[{}]/g, '')}:cursors:{back}`)).toBe(1);
+    expect(await store.removedBefore(Date.now() + 1)).toEqual([]);
+    expect(logs).toHaveLength(1);
   });
 });

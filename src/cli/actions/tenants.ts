@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { App } from '../../app.js';
 import { parseTenantEntries, tenantIssues, type TenantConfig } from '../../config/tenants.js';
+import { purgeTenantState } from '../../state/purge.js';
 import { publicSettings } from '../../state/tenant-store.js';
 import { openRuntime, out, outJson, requireTenant, UsageError, type Runtime } from '../runtime.js';
 
@@ -111,14 +112,16 @@ export async function add(path: string, o: { json?: boolean }): Promise<void> {
   });
 }
 
-export async function remove(id: string, o: { yes?: boolean; json?: boolean }): Promise<void> {
+export async function remove(id: string, o: { yes?: boolean; purge?: boolean; json?: boolean }): Promise<void> {
   await withTenants(async ({ app }) => {
     requireTenant(app, id);
     if (app.sourceOf(id) === 'file') throw new UsageError(`${id} is a tenant of the tenants file: remove it there`);
-    if (!o.yes) throw new UsageError(`would remove ${id} from the store (its schedules end, a run under way ends normally, its state is kept); nothing was done: add --yes to do it`);
+    const kept = o.purge ? 'its state is deleted' : `its state is kept ${String(app.env.TENANT_STATE_RETENTION_DAYS)} days (TENANT_STATE_RETENTION_DAYS)`;
+    if (!o.yes) throw new UsageError(`would remove ${id} from the store (its schedules end, a run under way ends normally, ${kept}); nothing was done: add --yes to do it`);
     const removed = await app.tenantStore.remove(id);
-    if (o.json) outJson({ id, removed });
-    else out(removed ? `removed ${id}; every worker ends its schedules within seconds; its state is kept (adding it again resumes)` : `${id} was removed already`);
+    const purgedKeys = o.purge ? await purgeTenantState(app.redis, app.env.KEY_PREFIX, id) : undefined;
+    if (o.json) return outJson({ id, removed, ...(purgedKeys !== undefined ? { purgedKeys } : {}) });
+    out(removed ? `removed ${id}; every worker ends its schedules within seconds; ${o.purge ? `${String(purgedKeys)} keys of its state deleted` : `${kept} (adding it again resumes)`}` : `${id} was removed already`);
   });
 }
 

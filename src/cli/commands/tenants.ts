@@ -23,11 +23,12 @@ export function registerTenants(program: Command): void {
     .action(async (file: string, o: { json?: boolean }) => (await actions()).add(file, o));
   tenants
     .command('remove')
-    .description('remove a stored tenant: its schedules end, its state is kept')
+    .description('remove a stored tenant: its schedules end, its state is kept TENANT_STATE_RETENTION_DAYS (then purged)')
     .argument('<id>', 'tenant id')
+    .option('--purge', 'delete its state now (cursors, id maps, dead letters, runs)')
     .option('--yes', 'do it (without it: says what it would do, does nothing and exits 2)')
     .option('--json', 'machine-readable output')
-    .action(async (id: string, o: { yes?: boolean; json?: boolean }) => (await actions()).remove(id, o));
+    .action(async (id: string, o: { yes?: boolean; purge?: boolean; json?: boolean }) => (await actions()).remove(id, o));
   tenants
     .command('import')
     .description("store every tenant of a tenants file (idempotent: new ones created, changed ones replaced); a move from the file to the store")
