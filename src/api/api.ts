@@ -76,6 +76,8 @@ export interface ApiDeps {
   sourceOf?(id: string): 'file' | 'api' | undefined;
   /** The settings a new tenant's platform is checked against, as the tenants file's are at load. */
   platformEnv?: { FILE_PLATFORM_ROOT?: string | undefined; PLATFORM_TOKEN_KEY?: string | undefined };
+  /** Why a tenant created over the API may not send requests to `url` (not https, not a public address), or undefined. */
+  outboundCheck?(url: string): Promise<string | undefined>;
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
   connect?: ConnectLinks;
   /**
@@ -294,8 +296,23 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const [connection] = await statesOf(need(), [t]);
     return ok(200, await tenantView(need(), t, connection, meta), { etag: meta.etag });
   };
-  /** What the schema alone cannot say of a tenant: its platform under this deployment's settings, identities it would share. */
-  const checkNew = (t: TenantConfig): Issue[] => tenantIssues(t, need().tenants(), need().platformEnv ?? {});
+  /**
+   * What the schema alone cannot say of a tenant: its platform under this deployment's settings, identities it would
+   * share, and (the API is less trusted than the operator who writes the file) every address it would send requests
+   * to: https, to a public address unless OUTBOUND_ALLOWED_NETWORKS lists it.
+   */
+  const checkNew = async (t: TenantConfig, entry: JsonObject): Promise<Issue[]> => {
+    const issues: Issue[] = tenantIssues(t, need().tenants(), need().platformEnv ?? {});
+    const deps = need();
+    if (deps.outboundCheck !== undefined) {
+      // The addresses the caller wrote (a default is the platform's own).
+      for (const { path, url } of urlsOf(entry)) {
+        const why = await deps.outboundCheck(url);
+        if (why !== undefined) issues.push({ path, message: why });
+      }
+    }
+    return issues;
+  };
   const refused = (issues: Issue[]): never => fail(ours('invalid-request', 'the body did not validate', issues.map((i) => ({ in: 'body', path: i.path, message: i.message }))));
 
   api.openapi(ROUTES.listTenants, async (c) => {
@@ -329,9 +346,10 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     await fresh();
     const source = sourceOf(parsed.id);
     if (source !== undefined) return fail(ours('tenant-exists', source === 'file' ? `${parsed.id} is a tenant of the tenants file` : `a tenant ${parsed.id} was created already`));
-    const issues = checkNew(parsed);
+    const entry = await c.req.json<JsonObject>();
+    const issues = await checkNew(parsed, entry);
     if (issues.length > 0) return refused(issues);
-    const made = await store.create(await c.req.json<JsonObject>());
+    const made = await store.create(entry);
     if (made.kind === 'exists') return fail(ours('tenant-exists', `a tenant ${parsed.id} was created already`));
     need().logger.info({ tenant: parsed.id, platform: parsed.platform.kind, key: c.get('key').name }, 'api: tenant created');
     const meta = metaOf(made.tenant.config);
@@ -465,6 +483,13 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     need().logger.info({ tenant: tenantId, link: linkId, key: c.get('key').name }, 'api: connect link revoked');
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
+}
+
+/** Every address a tenant's config names (a string field whose name ends in `url`/`Url`), with its path. */
+function urlsOf(value: unknown, path: (string | number)[] = []): { path: (string | number)[]; url: string }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => urlsOf(v, [...path, i]));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => (typeof v === 'string' && /url$/i.test(k) ? [{ path: [...path, k], url: v }] : urlsOf(v, [...path, k])));
 }
 
 const statesOf = (d: ApiDeps, tenants: readonly TenantConfig[]): Promise<ConnectionReport[]> => d.connections?.(tenants) ?? connectionStates(d.redis, d.prefix, tenants);

@@ -284,7 +284,7 @@ export class TenantStore {
    * Applies a JSON merge patch to the document; `ifMatch` (an entity tag) must name the version read, else `stale`.
    * `check` adds what the schema alone cannot say (settings of this deployment, identities shared with others).
    */
-  async patch(id: string, patch: JsonObject, o: { ifMatch?: string; check?: (config: TenantConfig) => Issue[]; now?: number } = {}): Promise<PatchResult> {
+  async patch(id: string, patch: JsonObject, o: { ifMatch?: string; check?: (config: TenantConfig, entry: JsonObject) => Issue[] | Promise<Issue[]>; now?: number } = {}): Promise<PatchResult> {
     for (let i = 0; i < CAS_TRIES; i += 1) {
       const doc = await this.redis.hget(this.key(id), FIELD);
       if (doc === null) return { kind: 'missing' };
@@ -294,7 +294,7 @@ export class TenantStore {
       if (entry['id'] !== id) return { kind: 'invalid', issues: [{ path: ['id'], message: `the id of a tenant does not change (it names its state); delete it and create ${String(entry['id'])}` }] };
       const parsed = tenantSchema.safeParse(entry);
       if (!parsed.success) return { kind: 'invalid', issues: parsed.error.issues.map((x) => ({ path: x.path.map((p) => (typeof p === 'number' ? p : String(p))), message: x.message })) };
-      const issues = o.check?.(parsed.data) ?? [];
+      const issues = (await o.check?.(parsed.data, entry)) ?? [];
       if (issues.length > 0) return { kind: 'invalid', issues };
       const next = this.#seal(id, entry, parsed.data, current.createdAt, o.now ?? Date.now());
       if ((await CHECK_AND_SET.run(this.redis, [this.key(id)], [FIELD, doc, next])) === 1) {

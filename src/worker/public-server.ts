@@ -13,6 +13,8 @@ import { trustProxyOf } from '../config/env.js';
 import type { TenantConfig } from '../config/tenants.js';
 import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
 import { connectionChangedEvent } from '../notify/events.js';
+import { AddressGuard, BlockedAddressError } from '../notify/address-guard.js';
+import { parseNetworks } from '../config/networks.js';
 import { MODULES } from '../platforms/registry.js';
 import { eventIdOf, startWebhookServer, type PlatformRoute, type WebhookServer } from '../webhooks/index.js';
 
@@ -76,6 +78,29 @@ function platformRoutes(app: App, debounceMs: number): PlatformRoute[] {
   });
 }
 
+/**
+ * The outbound rule of a tenant created over the API: https only, to a host whose addresses are public, unless
+ * OUTBOUND_ALLOWED_NETWORKS lists them (the rule notify URLs follow at each connection; decision 0201).
+ */
+function outboundCheckOf(guard: AddressGuard): (url: string) => Promise<string | undefined> {
+  return async (text) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return 'not a URL';
+    }
+    if (url.protocol !== 'https:') return 'must be https:// for a tenant created over the API';
+    try {
+      await guard.resolve(url.hostname);
+    } catch (err) {
+      // A name that does not resolve now may later: only an address known to be inside is refused.
+      if (err instanceof BlockedAddressError) return `${url.hostname}: ${err.message}`;
+    }
+    return undefined;
+  };
+}
+
 export interface PublicServerOptions {
   port: number;
   host: string;
@@ -112,6 +137,7 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
           tenantStore: app.tenantStore,
           sourceOf: (id) => app.sourceOf(id),
           platformEnv: { FILE_PLATFORM_ROOT: env.FILE_PLATFORM_ROOT, PLATFORM_TOKEN_KEY: env.PLATFORM_TOKEN_KEY },
+          outboundCheck: outboundCheckOf(new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks)),
           // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
           connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
           ...(connect

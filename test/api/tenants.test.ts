@@ -99,6 +99,19 @@ describe('tenants over the control API', () => {
     const outside = await api.call<Problem>('POST', '/v1/tenants', { key: FULL, body: entry('away', { collections: { clientId: 'client-away', clientSecret: 's-away' }, platform: { kind: 'file', path: tmpdir() } }) });
     expect(outside.status).toBe(422);
     expect(outside.body.errors?.[0]?.path).toEqual(['platform', 'path']);
+    // Addresses the caller names: https, and public (the file may point at this machine; the API may not).
+    const inside = await api.call<Problem>('POST', '/v1/tenants', {
+      key: FULL,
+      body: entry('inside', { collections: { clientId: 'client-inside', clientSecret: 's-inside', baseUrl: 'http://127.0.0.1:9/api-service/v1', authUrl: 'https://10.0.0.5' } }),
+    });
+    expect(inside.status).toBe(422);
+    expect(inside.body.errors?.map((e) => [e.path.join('.'), e.message])).toEqual([
+      ['collections.baseUrl', 'must be https:// for a tenant created over the API'],
+      ['collections.authUrl', expect.stringContaining('10.0.0.5: the address is not a public one') as unknown],
+    ]);
+    const patchedInside = await api.call<Problem>('PATCH', '/v1/tenants/zeta', { key: FULL, body: { notify: { url: 'https://[::1]/hook', secret: 'whsec_' + 'A'.repeat(32) } }, headers: merge });
+    expect(patchedInside.status).toBe(422);
+    expect(patchedInside.body.errors?.[0]?.path).toEqual(['notify', 'url']);
     const patched = await api.call<Problem>('PATCH', '/v1/tenants/zeta', { key: FULL, body: { collections: { clientSecret: '${X}' } }, headers: merge });
     expect(patched.status).toBe(422);
     expect((await api.call<List>('GET', '/v1/tenants', { key: FULL })).body.items.map((t) => t.id)).toEqual(['acme', 'zeta']);
