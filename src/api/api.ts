@@ -521,9 +521,9 @@ async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionRep
 async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.infer<typeof runSchema> | undefined> {
   const run = await d.stores.runs.get(tenant, runId);
   if (run !== undefined) {
-    const page = await d.stores.deadLetters.page(tenant, { from: run.startedAt, limit: 500, ...(run.finishedAt !== undefined ? { until: run.finishedAt } : {}) });
-    const made = page.entries.filter((e) => e.runId === runId);
-    return runOf(tenant, run, { items: made.slice(0, RUN_DEAD_LETTERS), more: made.length > RUN_DEAD_LETTERS || page.next !== undefined });
+    // The dead letters this run made (their firstRunId), though later runs tried them again since (decision 0224).
+    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt);
+    return runOf(tenant, run, { items: made.entries.slice(0, RUN_DEAD_LETTERS), more: made.entries.length > RUN_DEAD_LETTERS || made.more });
   }
   const jobId = /^run-(.+)$/.exec(runId)?.[1];
   const job = jobId === undefined ? undefined : await d.syncQueue.getJob(jobId);

@@ -61,6 +61,8 @@ export function deadLetterOf(d: DeadLetterEntry): z.infer<typeof deadLetterSchem
     code: d.code,
     ...(d.detail !== undefined ? { detail: d.detail } : {}),
     runId: d.runId,
+    firstRunId: d.firstRunId,
+    lastRunId: d.runId,
     attempts: d.attempts,
     firstAt: isoOf(d.firstAt),
     at: isoOf(d.at),

@@ -79,6 +79,8 @@ export function runFinishedEvent(r: {
   trigger: string;
   outcome: RunFinishedData['outcome'];
   counts: Record<string, number>;
+  /** The dead letters the run made (still kept when it ended); default: the `deadLettered` count. */
+  deadLettered?: number;
   errors: readonly string[];
   startedAt: number;
   finishedAt: number;
@@ -96,7 +98,7 @@ export function runFinishedEvent(r: {
       trigger: r.trigger.slice(0, 40),
       outcome: r.outcome,
       counts: { ...r.counts },
-      deadLettered: r.counts['deadLettered'] ?? 0,
+      deadLettered: r.deadLettered ?? r.counts['deadLettered'] ?? 0,
       errors: r.errors.slice(0, EVENT_ERRORS_KEPT).map(cut),
       stalls: r.stalls ?? 0,
       startedAt: new Date(r.startedAt).toISOString(),
