@@ -5,6 +5,7 @@
 import { z } from '@hono/zod-openapi';
 import { ENTITIES, RUN_MODES } from '../glossary.js';
 import { tenantSchema as tenantEntrySchema } from '../config/tenants.js';
+import { NOTIFY_EVENT_TYPES } from '../notify/events.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
@@ -29,7 +30,7 @@ export const problemSchema = z
 export const lastDeliverySchema = z
   .object({
     eventId: z.string(),
-    type: z.enum(['run.finished', 'connection.changed']),
+    type: z.enum(NOTIFY_EVENT_TYPES),
     state: z.enum(['delivered', 'retrying', 'failed']),
     attempts: z.number().int().nonnegative(),
     statusCode: z.number().int().optional(),
