@@ -140,9 +140,9 @@ export const notifyJobSchema = z.preprocess((v) => {
 export type RunFinishedData = z.infer<typeof runFinishedDataSchema>;
 export type ConnectionChangedData = z.infer<typeof connectionChangedDataSchema>;
 
-/** The body a receiver gets for one type: `{ type, timestamp, data }` (the Standard Webhooks payload). */
-export function webhookPayloadSchema<T extends NotifyEventType>(type: T) {
-  return z.strictObject({ type: z.literal(type), timestamp: iso, data: EVENT_DATA_SCHEMAS[type] });
+/** The body a receiver gets for one type: `{ type, timestamp, data }` (the Standard Webhooks payload); `data`: its schema, named for a document. */
+export function webhookPayloadSchema(type: NotifyEventType, data: z.ZodType = EVENT_DATA_SCHEMAS[type]) {
+  return z.strictObject({ type: z.literal(type), timestamp: iso, data });
 }
 
 /** Where events go: the notify queue's producer (src/queues), or nothing when the tenant has no receiver. */

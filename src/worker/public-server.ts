@@ -6,13 +6,16 @@
  */
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
-import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
+import { enqueueWebhookEvent, redeliverNotify, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { trustProxyOf } from '../config/env.js';
-import type { TenantConfig } from '../config/tenants.js';
+import { parseNetworks } from '../config/networks.js';
+import { notifyTargetOf, type TenantConfig } from '../config/tenants.js';
 import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
-import { connectionChangedEvent } from '../notify/events.js';
+import { AddressGuard, deliverEvent } from '../notify/index.js';
+import { connectionChangedEvent, webhookTestEvent } from '../notify/events.js';
+import { packageVersion } from '../version.js';
 import { MODULES } from '../platforms/registry.js';
 import { eventIdOf, startWebhookServer, type PlatformRoute, type WebhookServer } from '../webhooks/index.js';
 
@@ -124,6 +127,19 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
                 },
               }
             : {}),
+          // Events: the log, tenant.* events through the app's sink, redelivery on the notify queue, a test sent now.
+          events: app.events,
+          notify: app.notify,
+          hasReceiver: (id) => notifyTargetOf(env, app.tenant(id)) !== undefined,
+          redeliver: (event) => redeliverNotify(app.queues.notify, event, env.NOTIFY_ATTEMPTS),
+          testWebhook: async (id) => {
+            const target = notifyTargetOf(env, app.tenant(id));
+            if (target === undefined) return undefined;
+            const event = webhookTestEvent(id);
+            const guard = new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks);
+            const r = await deliverEvent(event, target, { timeoutMs: env.NOTIFY_TIMEOUT_MS, userAgent: `collections-sync/${packageVersion()}`, guard });
+            return { eventId: event.id, ...r };
+          },
           // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
           lastDelivery:
             o.lastDelivery ??
