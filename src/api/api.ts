@@ -391,10 +391,9 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (done.kind === 'stale') return fail(ours('tenant-changed', `${tenantId} changed since the version If-Match names: read it again, and patch that version`));
     if (done.kind === 'invalid') return refused(done.issues);
     need().logger.info({ tenant: tenantId, key: c.get('key').name }, 'api: tenant patched');
-    if (before !== undefined && before.etag !== done.tenant.etag) {
-      const changed = changedFields(before, done.tenant, patch);
-      await need().notify?.emit(tenantEvent({ type: 'tenant.updated', tenantId, source: 'api', changed, at: Date.now(), version: done.tenant.etag }));
-    }
+    // Told when a field changed (a patch that sets what was there tells nothing).
+    const changed = before === undefined ? [] : changedFields(before, done.tenant, patch);
+    if (changed.length > 0) await need().notify?.emit(tenantEvent({ type: 'tenant.updated', tenantId, source: 'api', changed, at: Date.now(), version: done.tenant.etag }));
     return viewOf(done.tenant.config);
   });
 
