@@ -5,8 +5,8 @@
 import { z } from '@hono/zod-openapi';
 import { ENTITIES, RUN_MODES } from '../glossary.js';
 import { tenantSchema as tenantEntrySchema } from '../config/tenants.js';
-import { EVENT_DATA_SCHEMAS, LOGGED_EVENT_TYPES, NOTIFY_EVENT_TYPES, type LoggedEventType } from '../notify/events.js';
-import { EVENT_DELIVERY_STATES } from '../state/event-log.js';
+import { EVENT_DELIVERY_STATES, LOGGED_EVENT_TYPES, NOTIFY_EVENT_TYPES, type LoggedEventType } from '../notify/event-types.js';
+import { EVENT_DATA_SCHEMAS } from '../notify/events.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
@@ -139,7 +139,8 @@ export const tenantListSchema = z
  * The body of `POST /v1/tenants`: an entry of the tenants file, the very schema the file is read with
  * (src/config/tenants.ts), except that `${VAR}` references are refused (the API takes values, not the worker's environment).
  */
-export const tenantCreateSchema = tenantEntrySchema.openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
+// A clone: made now, it has `.openapi` whichever module loaded the tenants' schema first (before @hono/zod-openapi extended zod or after).
+export const tenantCreateSchema = tenantEntrySchema.clone().openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
 
 /** A JSON merge patch (RFC 7396) of a tenant's entry: members to set, `null` to remove one. */
 export const tenantPatchSchema = z
@@ -220,15 +221,16 @@ export const idempotencyHeaders = z.object({
 
 /**
  * Events (`GET /v1/events`, and the document's `webhooks`): each type's `data` is the schema the worker builds the
- * event with (src/notify/events.ts), named here once so the list and the webhooks refer to one component each.
+ * event with (src/notify/events.ts), named here once so the list and the webhooks refer to one component each
+ * (clones, as the tenants' schema above: made before zod was extended, they have no `.openapi`).
  */
 export const eventDataSchemas = {
-  'run.finished': EVENT_DATA_SCHEMAS['run.finished'].openapi('RunFinishedData', { description: 'a sync run ended, whatever its outcome' }),
-  'connection.changed': EVENT_DATA_SCHEMAS['connection.changed'].openapi('ConnectionChangedData', { description: 'a Xero, QuickBooks or Zoho Books connection was made, refused by the platform or revoked' }),
-  'tenant.created': EVENT_DATA_SCHEMAS['tenant.created'].openapi('TenantCreatedData', { description: 'a tenant was created over the API' }),
-  'tenant.updated': EVENT_DATA_SCHEMAS['tenant.updated'].openapi('TenantUpdatedData', { description: 'a tenant was changed over the API: the top-level fields changed, never their values' }),
-  'tenant.deleted': EVENT_DATA_SCHEMAS['tenant.deleted'].openapi('TenantDeletedData', { description: 'a tenant was deleted over the API' }),
-  'webhook.test': EVENT_DATA_SCHEMAS['webhook.test'].openapi('WebhookTestData', { description: 'a test asked for with POST /v1/webhooks/test (never in the event log)' }),
+  'run.finished': EVENT_DATA_SCHEMAS['run.finished'].clone().openapi('RunFinishedData', { description: 'a sync run ended, whatever its outcome' }),
+  'connection.changed': EVENT_DATA_SCHEMAS['connection.changed'].clone().openapi('ConnectionChangedData', { description: 'a Xero, QuickBooks or Zoho Books connection was made, refused by the platform or revoked' }),
+  'tenant.created': EVENT_DATA_SCHEMAS['tenant.created'].clone().openapi('TenantCreatedData', { description: 'a tenant was created over the API' }),
+  'tenant.updated': EVENT_DATA_SCHEMAS['tenant.updated'].clone().openapi('TenantUpdatedData', { description: 'a tenant was changed over the API: the top-level fields changed, never their values' }),
+  'tenant.deleted': EVENT_DATA_SCHEMAS['tenant.deleted'].clone().openapi('TenantDeletedData', { description: 'a tenant was deleted over the API' }),
+  'webhook.test': EVENT_DATA_SCHEMAS['webhook.test'].clone().openapi('WebhookTestData', { description: 'a test asked for with POST /v1/webhooks/test (never in the event log)' }),
 } as const;
 
 export const eventDeliveryViewSchema = z

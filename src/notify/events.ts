@@ -14,12 +14,9 @@ import { tenantIdSchema } from '../config/tenants.js';
 import { ENTITIES, RUN_MODES, type Entity } from '../glossary.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
 
-/** Every event a receiver may get: those of the event log, and `webhook.test` (sent when asked, never logged). */
-export const NOTIFY_EVENT_TYPES = ['run.finished', 'connection.changed', 'tenant.created', 'tenant.updated', 'tenant.deleted', 'webhook.test'] as const;
-export type NotifyEventType = (typeof NOTIFY_EVENT_TYPES)[number];
-/** The events kept in the event log (`GET /v1/events`): all but `webhook.test`. */
-export const LOGGED_EVENT_TYPES = ['run.finished', 'connection.changed', 'tenant.created', 'tenant.updated', 'tenant.deleted'] as const satisfies readonly NotifyEventType[];
-export type LoggedEventType = (typeof LOGGED_EVENT_TYPES)[number];
+import type { NotifyEventType } from './event-types.js';
+
+export * from './event-types.js';
 
 /** Errors a run.finished event carries (the run's first ones; `status` and the run history keep the rest). */
 export const EVENT_ERRORS_KEPT = 5;

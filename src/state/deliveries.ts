@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { NOTIFY_EVENT_TYPES } from '../notify/events.js';
+import { NOTIFY_EVENT_TYPES } from '../notify/event-types.js';
 import { RedisLock } from '../redis/lock.js';
 import { stateKey } from './keys.js';
 import { parseJson } from './stored.js';

@@ -14,12 +14,11 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { EVENT_DELIVERY_STATES } from '../notify/event-types.js';
 import { notifyEventSchema, type NotifyEvent } from '../notify/events.js';
 import { logKey } from '../redis/keys.js';
 import { stateScript } from './script.js';
 import { parseJson, StateCorruptError } from './stored.js';
-
-export const EVENT_DELIVERY_STATES = ['pending', 'delivered', 'retrying', 'failed', 'no_receiver'] as const;
 
 export const eventDeliverySchema = z.object({
   /**
