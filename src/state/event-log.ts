@@ -17,23 +17,16 @@ import { z } from 'zod';
 import { EVENT_DELIVERY_STATES } from '../notify/event-types.js';
 import { notifyEventSchema, type NotifyEvent } from '../notify/events.js';
 import { logKey } from '../redis/keys.js';
+import { lastDeliverySchema } from './deliveries.js';
 import { stateScript } from './script.js';
 import { parseJson, StateCorruptError } from './stored.js';
 
-export const eventDeliverySchema = z.object({
-  /**
-   * pending: queued, no attempt yet; delivered: a 2xx answer; retrying: failed, another attempt is planned; failed:
-   * given up; no_receiver: the tenant had no receiver when the event was emitted (kept here all the same).
-   */
-  state: z.enum(EVENT_DELIVERY_STATES),
-  /** Attempts made for this delivery (a redelivery counts from 1 again). */
-  attempts: z.number().int().nonnegative(),
-  statusCode: z.number().int().optional(),
-  /** Why the last attempt failed: a class, never an address (decision 0177). */
-  error: z.string().optional(),
-  /** When the state was last written (epoch ms). */
-  at: z.number().int(),
-});
+/**
+ * An event's delivery in the log: the last attempt as the tenant's last delivery records it (deliveries.ts), with the
+ * log's states (EVENT_DELIVERY_STATES: `pending` before the first attempt, `no_receiver` when none was configured) and
+ * 0 attempts before the first; `at` is when the state was written.
+ */
+export const eventDeliverySchema = lastDeliverySchema.omit({ eventId: true, type: true }).extend({ state: z.enum(EVENT_DELIVERY_STATES), attempts: z.number().int().nonnegative() });
 export type EventDelivery = z.infer<typeof eventDeliverySchema>;
 
 export interface LoggedEvent {
