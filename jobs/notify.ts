@@ -11,6 +11,7 @@
 import type { Logger } from '../src/logger.js';
 import { deliverEvent, type AddressGuard, type AttemptResult, type NotifyTarget } from '../src/notify/index.js';
 import { defineProcessor, hopeless, reschedule, type JobProcessor } from '../src/queues/index.js';
+import type { EventLog } from '../src/state/event-log.js';
 import type { DeliveryStore, LastDelivery } from '../src/state/index.js';
 
 export interface NotifyProcessorDeps {
@@ -19,6 +20,8 @@ export interface NotifyProcessorDeps {
   /** Where a tenant's own URL may connect (OUTBOUND_ALLOWED_NETWORKS beside the public internet). */
   guard: AddressGuard;
   deliveries: DeliveryStore;
+  /** The event log: each attempt's outcome is written as the event's delivery state (`GET /v1/events`). */
+  events?: Pick<EventLog, 'setDelivery'>;
   timeoutMs: number;
   userAgent: string;
   /** Aborted when the worker shuts down: an attempt under way ends, and the event waits for the next worker. */
@@ -46,15 +49,14 @@ export function createNotifyProcessor(deps: NotifyProcessorDeps): JobProcessor<N
     // Cut short by a shutdown: not the receiver's failure; the attempt is made again later, none used.
     if (!result.ok && deps.shutdown.aborted) throw reschedule(1_000, 'shutdown');
     const state: LastDelivery['state'] = result.ok ? 'delivered' : last || !target ? 'failed' : 'retrying';
-    await deps.deliveries.record(tenant, {
-      eventId: event.id,
-      type: event.type,
+    const outcome = {
       state,
       attempts: attempt.number,
       ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
       ...(result.error !== undefined ? { error: result.error } : {}),
-      at: Date.now(),
-    });
+    };
+    await deps.deliveries.record(tenant, { eventId: event.id, type: event.type, ...outcome, at: Date.now() });
+    await deps.events?.setDelivery(event.id, outcome);
     deps.metrics?.delivery(tenant, event.type, state === 'retrying' ? 'retried' : state, result.ms / 1000);
     const log = { tenant, eventId: event.id, type: event.type, attempt: attempt.number, statusCode: result.statusCode, err: result.error };
     if (result.ok) {

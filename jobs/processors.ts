@@ -88,10 +88,9 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
     schedule: () => createScheduleProcessor(app),
     notify: () =>
       createNotifyProcessor({
-        targetOf: (id) => {
-          const t = app.tenant(id);
-          return t ? notifyTargetOf(env, t) : undefined;
-        },
+        // A tenant gone (its tenant.deleted) has the fleet's receiver only.
+        targetOf: (id) => notifyTargetOf(env, app.tenant(id)),
+        events: app.events,
         guard: new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks),
         deliveries: app.stores.deliveries,
         timeoutMs: env.NOTIFY_TIMEOUT_MS,

@@ -13,7 +13,7 @@ import { checkTenantsNeeds, notifyTargetOf, type TenantConfig, type TenantsFile 
 import type { Logger } from './logger.js';
 import type { Metrics } from './ops/metrics.js';
 import { connectionStates } from './connect/status.js';
-import { connectionChangedEvent, type EventSink } from './notify/events.js';
+import { connectionChangedEvent, type EventSink, type NotifyEvent } from './notify/events.js';
 import { createAdapter } from './platforms/index.js';
 import { oauthOf } from './platforms/registry.js';
 import { TokenCipher } from './platforms/oauth/index.js';
@@ -22,6 +22,7 @@ import type { PlatformAdapter } from './platforms/types.js';
 import { closeQueues, createQueues, notifyJobs, refreshJobs, type Queues } from './queues/index.js';
 import { connectRedis, createRedis, evictionWarning, redisTargetOf } from './redis/connection.js';
 import { isConnectionError, RedisOutageLog } from './redis/outage.js';
+import { EventLog } from './state/event-log.js';
 import { TenantFlags } from './state/flags.js';
 import { createStateStores, type StateStores } from './state/index.js';
 import { RecordMirror } from './state/record-mirror.js';
@@ -55,8 +56,13 @@ export interface App {
   readonly outage: RedisOutageLog;
   /** Call webhook events as received, bounded (src/webhooks). */
   readonly webhookEvents: WebhookEvents;
-  /** Run webhooks: enqueues an event's delivery when its tenant has a receiver (docs/run-webhooks.md); never throws. */
+  /**
+   * Run webhooks: records every event in the event log and enqueues its delivery when its tenant has a receiver
+   * (docs/run-webhooks.md); never throws.
+   */
   readonly notify: EventSink;
+  /** The run webhooks' event log (`GET /v1/events`), bounded by EVENTS_KEEP_MAX and EVENTS_KEEP_DAYS. */
+  readonly events: EventLog;
   /** The token cipher of PLATFORM_TOKEN_KEY (secrets at rest, bound to their Redis key), or undefined without the key. */
   readonly tokenBox: TokenCipher | undefined;
   /** Tenants created over the API (src/state/tenant-store.ts), as this process last read them. */
@@ -169,14 +175,23 @@ export async function createApp(options: AppOptions): Promise<App> {
       }
     : undefined;
 
-  const notify = notifyJobs(queues.notify, {
-    attempts: env.NOTIFY_ATTEMPTS,
-    wanted: (id) => {
-      const t = lookup(id);
-      return t !== undefined && notifyTargetOf(env, t) !== undefined;
+  // A tenant unknown (deleted: its tenant.deleted) has the fleet's receiver, if there is one.
+  const wanted = (id: string): boolean => notifyTargetOf(env, lookup(id)) !== undefined;
+  const queued = notifyJobs(queues.notify, { attempts: env.NOTIFY_ATTEMPTS, wanted, logger });
+  const events = new EventLog(redis, env.KEY_PREFIX, { maxCount: env.EVENTS_KEEP_MAX, maxAgeMs: env.EVENTS_KEEP_DAYS * 86_400_000 });
+  // Every event is recorded in the log, receiver or not (decision 0220), then queued for its receiver: recorded
+  // first, so a delivery's state always has its event to be written beside.
+  const notify: EventSink = {
+    async emit(event: NotifyEvent) {
+      const receiver = wanted(event.data.tenantId);
+      try {
+        await events.record(event, receiver ? { state: 'pending', attempts: 0 } : { state: 'no_receiver', attempts: 0 });
+      } catch (err) {
+        logger.warn({ tenant: event.data.tenantId, eventId: event.id, type: event.type, err: (err as Error).message }, 'run webhook event not recorded in the event log');
+      }
+      await queued.emit(event);
     },
-    logger,
-  });
+  };
 
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
   const all = (): TenantConfig[] => [...byId.values(), ...tenantStore.list().filter((t) => !byId.has(t.config.id)).map((t) => t.config)];
@@ -195,6 +210,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outage,
     webhookEvents,
     notify,
+    events,
     tokenBox,
     tenantStore,
     tenant: lookup,

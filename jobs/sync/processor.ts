@@ -88,8 +88,11 @@ const STALL_UNWIND_MS = 5_000;
  */
 async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish, stalls = 0): Promise<void> {
   await deps.stores.runs.finish(tenant, runId, finish);
-  await deps.notify?.emit(
-    runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, errors: finish.errors, startedAt, finishedAt: finish.finishedAt, stalls }),
+  if (deps.notify === undefined) return;
+  // `deadLettered`: the dead letters this run made, as GET …/runs/{runId} lists them (decision 0224).
+  const made = await deps.stores.deadLetters.madeBy(tenant, runId, startedAt).catch(() => undefined);
+  await deps.notify.emit(
+    runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, ...(made !== undefined ? { deadLettered: made.entries.length } : {}), errors: finish.errors, startedAt, finishedAt: finish.finishedAt, stalls }),
   );
 }
 

@@ -31,7 +31,9 @@ import { ENTITIES } from '../glossary.js';
 import { isJsonType } from '../guards.js';
 import { OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
 import type { Logger } from '../logger.js';
+import { tenantEvent, type EventSink, type NotifyEvent } from '../notify/events.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
+import type { EventLog, LoggedEvent } from '../state/event-log.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
 import { purgeTenantState } from '../state/purge.js';
@@ -41,8 +43,9 @@ import { digestKeys, keyOf, maySee } from './keys.js';
 import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
 import { ROUTES, templateOf } from './routes.js';
-import type { LastDelivery, runSchema, tenantSchema } from './schemas.js';
+import type { eventSchema, LastDelivery, runSchema, tenantSchema } from './schemas.js';
 import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, runOf, runSummaryOf } from './views.js';
+import { registerWebhooks } from './webhooks-doc.js';
 
 export const MAX_API_BODY_BYTES = 64 * 1024;
 const RUN_DEAD_LETTERS = 100;
@@ -85,6 +88,16 @@ export interface ApiDeps {
    * is needs_reconnect); absent: read without the keys (only a chain marked undecryptable by a run shows so).
    */
   connections?: (tenants: readonly TenantConfig[]) => Promise<ConnectionReport[]>;
+  /** The run webhooks' event log (src/state/event-log.ts): `GET /v1/events`; absent: no event is found. */
+  events?: Pick<EventLog, 'page' | 'get' | 'seqOf' | 'setDelivery'>;
+  /** Where `tenant.*` events go (App.notify: the event log, then the receiver). */
+  notify?: EventSink;
+  /** Whether a tenant (or, gone, the fleet) has a receiver now (notify.url or RUN_WEBHOOK_URL). */
+  hasReceiver?(tenantId: string): boolean;
+  /** Queues a delivery of a logged event again, under its id (src/queues `redeliverNotify`). */
+  redeliver?(event: NotifyEvent): Promise<'queued' | 'promoted' | 'already queued'>;
+  /** Sends a signed `webhook.test` to the tenant's receiver now (one attempt); undefined: it has none. */
+  testWebhook?(tenantId: string): Promise<{ eventId: string; ok: boolean; statusCode?: number; error?: string; ms: number } | undefined>;
   /** The tenant's last outgoing event and its delivery (the run webhooks' store, src/state/deliveries.ts); absent: `lastWebhook` is null. */
   lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
   logger: Logger;
@@ -353,6 +366,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (made.kind === 'exists') return fail(ours('tenant-exists', `a tenant ${parsed.id} was created already`));
     need().logger.info({ tenant: parsed.id, platform: parsed.platform.kind, key: c.get('key').name }, 'api: tenant created');
     const meta = metaOf(made.tenant.config);
+    await need().notify?.emit(tenantEvent({ type: 'tenant.created', tenantId: parsed.id, source: 'api', platform: parsed.platform.kind, at: Date.now(), version: meta.etag }));
     const [connection] = await statesOf(need(), [made.tenant.config]);
     return ok(201, await tenantView(need(), made.tenant.config, connection, meta), { location: `/v1/tenants/${parsed.id}`, etag: meta.etag });
   });
@@ -374,11 +388,15 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     if (!tenant) return unknownTenant();
     const store = need().tenantStore;
     if (sourceOf(tenantId) === 'file' || store === undefined) return fail(ours('tenant-from-file', `${tenantId} is a tenant of the tenants file: change it there (the API changes the tenants it created only)`));
+    const before = store.get(tenantId);
     const done = await store.patch(tenantId, patch, { ...(ifMatch !== undefined ? { ifMatch } : {}), check: checkNew });
     if (done.kind === 'missing') return unknownTenant();
     if (done.kind === 'stale') return fail(ours('tenant-changed', `${tenantId} changed since the version If-Match names: read it again, and patch that version`));
     if (done.kind === 'invalid') return refused(done.issues);
     need().logger.info({ tenant: tenantId, key: c.get('key').name }, 'api: tenant patched');
+    // Told when a field changed (a patch that sets what was there tells nothing).
+    const changed = before === undefined ? [] : changedFields(before, done.tenant, patch);
+    if (changed.length > 0) await need().notify?.emit(tenantEvent({ type: 'tenant.updated', tenantId, source: 'api', changed, at: Date.now(), version: done.tenant.etag }));
     return viewOf(done.tenant.config);
   });
 
@@ -393,6 +411,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     const purge = c.req.valid('query').purge === 'true';
     const keys = purge ? await purgeTenantState(need().redis, need().prefix, tenantId) : undefined;
     need().logger.info({ tenant: tenantId, key: c.get('key').name, ...(keys !== undefined ? { purgedKeys: keys } : {}) }, 'api: tenant deleted');
+    await need().notify?.emit(tenantEvent({ type: 'tenant.deleted', tenantId, source: 'api', at: Date.now() }));
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
 
@@ -483,6 +502,79 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     need().logger.info({ tenant: tenantId, link: linkId, key: c.get('key').name }, 'api: connect link revoked');
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
+
+  // Events (decisions 0220-0223): the event log, oldest first; a key limited to some tenants sees theirs only.
+  const notCursor = (): never =>
+    fail(ours('invalid-query', 'the query did not validate', [{ in: 'query', path: ['after'], message: 'not a cursor this API gave (pass `next` as it is) nor the id of a kept event' }]));
+  /** The kept event if this key may see its tenant. */
+  const visibleEvent = async (c: Context<ApiEnv>, id: string): Promise<LoggedEvent | undefined> => {
+    const e = EVENT_ID.test(id) ? await need().events?.get(id) : undefined;
+    return e !== undefined && maySee(c.get('key'), e.tenantId) ? e : undefined;
+  };
+
+  api.openapi(ROUTES.listEvents, async (c) => {
+    const key = c.get('key');
+    const { after, limit: n, type, tenantId } = c.req.valid('query');
+    const log = need().events;
+    let from = 0;
+    if (after !== undefined) {
+      const seq = EVENT_ID.test(after) ? await log?.seqOf(after) : decodeCursor(after, (m) => /^ev:\d{1,15}$/.test(m))?.slice(3);
+      if (seq === undefined) return notCursor();
+      from = Number(seq);
+    }
+    const tenants = key.tenants === undefined ? (tenantId === undefined ? undefined : [tenantId]) : [...key.tenants].filter((t) => tenantId === undefined || t === tenantId);
+    const page = log === undefined ? { items: [], last: from, more: false } : await log.page({ after: from, limit: n, ...(type !== undefined ? { type } : {}), ...(tenants !== undefined ? { tenants } : {}) });
+    return ok(200, { items: page.items.map(eventView), next: page.more ? encodeCursor(`ev:${page.last}`) : null });
+  });
+
+  api.openapi(ROUTES.getEvent, async (c) => {
+    const { eventId } = c.req.valid('param');
+    const e = await visibleEvent(c, eventId);
+    return e === undefined ? fail(plain(404, `no event ${eventId} kept`)) : ok(200, eventView(e));
+  });
+
+  api.openapi(ROUTES.redeliverEvent, async (c) => {
+    const { eventId } = c.req.valid('param');
+    const e = await visibleEvent(c, eventId);
+    const d = need();
+    if (e === undefined || d.redeliver === undefined) return fail(plain(404, `no event ${eventId} kept`));
+    if (d.hasReceiver?.(e.tenantId) !== true) return fail(ours('no-receiver', `${e.tenantId} has no receiver now: set its notify.url (or RUN_WEBHOOK_URL), then redeliver`));
+    // A delivery that ended (or never began) starts again from pending; one waiting or under way keeps its state.
+    if (e.delivery.state === 'delivered' || e.delivery.state === 'failed' || e.delivery.state === 'no_receiver') await d.events?.setDelivery(e.event.id, { state: 'pending', attempts: 0 });
+    const redelivery = await d.redeliver(e.event);
+    d.logger.info({ tenant: e.tenantId, eventId, redelivery, key: c.get('key').name }, 'api: event redelivered');
+    return ok(202, { id: e.event.id, tenantId: e.tenantId, redelivery });
+  });
+
+  api.openapi(ROUTES.testWebhook, async (c) => {
+    const { tenantId } = c.req.valid('json');
+    await fresh();
+    if (!visible(c, tenantId)) return unknownTenant();
+    const sent = await need().testWebhook?.(tenantId);
+    if (sent === undefined) return fail(ours('no-receiver', `${tenantId} has no receiver: set its notify.url (or RUN_WEBHOOK_URL)`));
+    need().logger.info({ tenant: tenantId, eventId: sent.eventId, delivered: sent.ok, statusCode: sent.statusCode, key: c.get('key').name }, 'api: test webhook sent');
+    return ok(200, { eventId: sent.eventId, tenantId, delivered: sent.ok, statusCode: sent.statusCode ?? null, error: sent.error ?? null, durationMs: Math.max(0, Math.round(sent.ms)) });
+  });
+
+  // The document's `webhooks`: what a receiver gets, one entry per event type.
+  registerWebhooks(api.openAPIRegistry);
+}
+
+const EVENT_ID = /^msg_[0-9a-f]{32}$/;
+
+/** A logged event as the API shows it: the payload's `type`, `timestamp` and `data`, its id, tenant and delivery. */
+function eventView(e: LoggedEvent): z.infer<typeof eventSchema> {
+  const d = e.delivery;
+  const delivery = { state: d.state, attempts: d.attempts, ...(d.statusCode !== undefined ? { statusCode: d.statusCode } : {}), ...(d.error !== undefined ? { error: d.error } : {}), at: isoOf(d.at) };
+  return { id: e.event.id, type: e.event.type, timestamp: e.event.timestamp, tenantId: e.tenantId, data: e.event.data, delivery } as z.infer<typeof eventSchema>;
+}
+
+/** The top-level fields a patch changed: settings that differ, and fields holding a secret the patch names (secret values are not compared). */
+function changedFields(before: { settings: JsonObject; secrets: readonly string[] }, after: { settings: JsonObject; secrets: readonly string[] }, patch: JsonObject): string[] {
+  const fields = new Set([...Object.keys(before.settings), ...Object.keys(after.settings)]);
+  const differ = [...fields].filter((k) => JSON.stringify(before.settings[k]) !== JSON.stringify(after.settings[k]));
+  const secretFields = new Set([...before.secrets, ...after.secrets].map((p) => p.split('.')[0] ?? p));
+  return [...new Set([...differ, ...Object.keys(patch).filter((k) => secretFields.has(k))])].sort();
 }
 
 /** Every address a tenant's config names (a string field whose name ends in `url`/`Url`), with its path. */
@@ -533,9 +625,9 @@ async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionRep
 async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.infer<typeof runSchema> | undefined> {
   const run = await d.stores.runs.get(tenant, runId);
   if (run !== undefined) {
-    const page = await d.stores.deadLetters.page(tenant, { from: run.startedAt, limit: 500, ...(run.finishedAt !== undefined ? { until: run.finishedAt } : {}) });
-    const made = page.entries.filter((e) => e.runId === runId);
-    return runOf(tenant, run, { items: made.slice(0, RUN_DEAD_LETTERS), more: made.length > RUN_DEAD_LETTERS || page.next !== undefined });
+    // The dead letters this run made (their firstRunId), though later runs tried them again since (decision 0224).
+    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt);
+    return runOf(tenant, run, { items: made.entries.slice(0, RUN_DEAD_LETTERS), more: made.entries.length > RUN_DEAD_LETTERS || made.more });
   }
   const jobId = /^run-(.+)$/.exec(runId)?.[1];
   const job = jobId === undefined ? undefined : await d.syncQueue.getJob(jobId);

@@ -30,6 +30,7 @@ export const PROBLEMS = {
   'tenant-from-file': { status: 409, title: 'The tenant is of the tenants file' },
   'tenant-changed': { status: 412, title: 'The tenant changed since it was read' },
   'tenants-need-token-key': { status: 501, title: 'Tenants cannot be created without PLATFORM_TOKEN_KEY' },
+  'no-receiver': { status: 409, title: 'The tenant has no run-webhook receiver' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEMS;
 

@@ -5,6 +5,8 @@
 import { z } from '@hono/zod-openapi';
 import { ENTITIES, RUN_MODES } from '../glossary.js';
 import { tenantSchema as tenantEntrySchema } from '../config/tenants.js';
+import { EVENT_DELIVERY_STATES, LOGGED_EVENT_TYPES, NOTIFY_EVENT_TYPES, type LoggedEventType } from '../notify/event-types.js';
+import { EVENT_DATA_SCHEMAS } from '../notify/events.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
@@ -29,7 +31,7 @@ export const problemSchema = z
 export const lastDeliverySchema = z
   .object({
     eventId: z.string(),
-    type: z.enum(['run.finished', 'connection.changed']),
+    type: z.enum(NOTIFY_EVENT_TYPES),
     state: z.enum(['delivered', 'retrying', 'failed']),
     attempts: z.number().int().nonnegative(),
     statusCode: z.number().int().optional(),
@@ -64,7 +66,9 @@ export const deadLetterSchema = z
     reason: z.string(),
     code: z.string(),
     detail: z.unknown().optional().openapi({ description: "the service's 422 detail, when it refused the record" }),
-    runId: z.string(),
+    runId: z.string().openapi({ description: 'the last run that tried the record: `lastRunId`, kept for clients written before it', deprecated: true }),
+    firstRunId: z.string().openapi({ description: 'the run that made this dead letter (it stays however often later runs try the record)' }),
+    lastRunId: z.string().openapi({ description: 'the last run that tried the record (the one `at` is of)' }),
     attempts: count,
     firstAt: iso,
     at: iso,
@@ -135,8 +139,8 @@ export const tenantListSchema = z
  * The body of `POST /v1/tenants`: an entry of the tenants file, the very schema the file is read with
  * (src/config/tenants.ts), except that `${VAR}` references are refused (the API takes values, not the worker's environment).
  */
-// zod's own `.meta` (an id names the component): the schema may have been made before @hono/zod-openapi extended zod.
-export const tenantCreateSchema = tenantEntrySchema.meta({ id: 'TenantEntry', description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
+// A clone: made now, it has `.openapi` whichever module loaded the tenants' schema first (before @hono/zod-openapi extended zod or after).
+export const tenantCreateSchema = tenantEntrySchema.clone().openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
 
 /** A JSON merge patch (RFC 7396) of a tenant's entry: members to set, `null` to remove one. */
 export const tenantPatchSchema = z
@@ -214,3 +218,83 @@ export const ifMatchHeaders = z.object({
 export const idempotencyHeaders = z.object({
   'idempotency-key': z.string().max(255).optional().openapi({ param: { name: 'idempotency-key', in: 'header' }, description: 'a retry with the same key gets the first answer again (24 h)' }),
 });
+
+/**
+ * Events (`GET /v1/events`, and the document's `webhooks`): each type's `data` is the schema the worker builds the
+ * event with (src/notify/events.ts), named here once so the list and the webhooks refer to one component each
+ * (clones, as the tenants' schema above: made before zod was extended, they have no `.openapi`).
+ */
+export const eventDataSchemas = {
+  'run.finished': EVENT_DATA_SCHEMAS['run.finished'].clone().openapi('RunFinishedData', { description: 'a sync run ended, whatever its outcome' }),
+  'connection.changed': EVENT_DATA_SCHEMAS['connection.changed'].clone().openapi('ConnectionChangedData', { description: 'a Xero, QuickBooks or Zoho Books connection was made, refused by the platform or revoked' }),
+  'tenant.created': EVENT_DATA_SCHEMAS['tenant.created'].clone().openapi('TenantCreatedData', { description: 'a tenant was created over the API' }),
+  'tenant.updated': EVENT_DATA_SCHEMAS['tenant.updated'].clone().openapi('TenantUpdatedData', { description: 'a tenant was changed over the API: the top-level fields changed, never their values' }),
+  'tenant.deleted': EVENT_DATA_SCHEMAS['tenant.deleted'].clone().openapi('TenantDeletedData', { description: 'a tenant was deleted over the API' }),
+  'webhook.test': EVENT_DATA_SCHEMAS['webhook.test'].clone().openapi('WebhookTestData', { description: 'a test asked for with POST /v1/webhooks/test (never in the event log)' }),
+} as const;
+
+export const eventDeliveryViewSchema = z
+  .object({
+    state: z.enum(EVENT_DELIVERY_STATES).openapi({ description: 'pending: queued; delivered: a 2xx answer; retrying: failed, retried with back-off; failed: given up; no_receiver: none was configured when it happened' }),
+    attempts: count.openapi({ description: 'attempts of the last delivery (a redelivery counts from 1 again)' }),
+    statusCode: z.number().int().optional().openapi({ description: "the receiver's answer to the last attempt" }),
+    error: z.string().optional().openapi({ description: 'why the last attempt failed: `http 503`, `refused`, `timeout`, `tls`, `dns`, `reset`, `unreachable`, `blocked address`, `error`' }),
+    at: iso.openapi({ description: 'when this state was written' }),
+  })
+  .openapi('EventDelivery');
+
+const eventId = z.string().openapi({ description: 'the `webhook-id` the event is (was) sent under', example: 'msg_5f0c2a9e41d84b7c9e3f2a1b0c9d8e7f' });
+const loggedEvent = <T extends LoggedEventType>(type: T) =>
+  z.object({
+    id: eventId,
+    type: z.literal(type),
+    timestamp: iso.openapi({ description: 'when it happened (the payload\'s `timestamp`)' }),
+    tenantId,
+    data: eventDataSchemas[type],
+    delivery: eventDeliveryViewSchema,
+  });
+
+export const eventSchema = z
+  .discriminatedUnion('type', [loggedEvent('run.finished'), loggedEvent('connection.changed'), loggedEvent('tenant.created'), loggedEvent('tenant.updated'), loggedEvent('tenant.deleted')])
+  .openapi('Event', { description: 'an event as it is (was) sent to the receiver (`type`, `timestamp`, `data`), with its id, tenant and delivery' });
+
+export const eventPageSchema = z
+  .object({
+    items: z.array(eventSchema),
+    next: z.string().nullable().openapi({ description: 'pass as `after` for the following (newer) page; null: nothing newer yet (to poll, pass the last `id` you handled as `after`)' }),
+  })
+  .openapi('EventPage');
+
+export const eventsQuery = z.object({
+  after: z
+    .string()
+    .max(512)
+    .optional()
+    .openapi({ param: { name: 'after', in: 'query' }, description: 'the `next` of the previous page, or an event id (`webhook-id`): the events recorded after it' }),
+  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  type: z.enum(LOGGED_EVENT_TYPES).optional().openapi({ param: { name: 'type', in: 'query' }, description: 'only events of this type' }),
+  tenantId: z.string().max(64).optional().openapi({ param: { name: 'tenantId', in: 'query' }, description: 'only events of this tenant' }),
+});
+export const eventParams = z.object({ eventId: z.string().max(64).openapi({ param: { name: 'eventId', in: 'path' }, example: 'msg_5f0c2a9e41d84b7c9e3f2a1b0c9d8e7f' }) });
+
+export const redeliverySchema = z
+  .object({
+    id: eventId,
+    tenantId,
+    redelivery: z
+      .enum(['queued', 'promoted', 'already queued'])
+      .openapi({ description: 'queued: a new delivery (NOTIFY_ATTEMPTS attempts); promoted: the delivery waiting its back-off goes now; already queued: one is waiting or under way' }),
+  })
+  .openapi('EventRedelivery');
+
+export const webhookTestRequestSchema = z.strictObject({ tenantId: z.string().max(64).openapi({ example: 'acme' }) }).openapi('WebhookTestRequest');
+export const webhookTestResultSchema = z
+  .object({
+    eventId,
+    tenantId,
+    delivered: z.boolean().openapi({ description: 'the receiver answered 2xx' }),
+    statusCode: z.number().int().nullable(),
+    error: z.string().nullable().openapi({ description: 'why it was not delivered (a class, as EventDelivery.error)' }),
+    durationMs: count,
+  })
+  .openapi('WebhookTestResult', { description: 'one signed attempt of a `webhook.test` event, made while the request waited (not retried, not in the event log)' });

@@ -1,7 +1,7 @@
 /** What the stores hold, as the API shows it (schemas.ts): ISO times, counts per entity, no record bodies. */
 import type { z } from '@hono/zod-openapi';
 import type { ConnectionReport } from '../connect/status.js';
-import { ENTITIES, type Entity } from '../glossary.js';
+import { nestedCounts } from '../notify/events.js';
 import type { DeadLetterEntry } from '../state/dead-letters.js';
 import type { RunRecord } from '../state/runs.js';
 import type { connectionSchema, deadLetterSchema, runSchema, runSummarySchema } from './schemas.js';
@@ -24,15 +24,7 @@ export function runSummaryOf(r: RunRecord): z.infer<typeof runSummarySchema> {
 
 /** `contacts.created` goes to byEntity.contacts.created; a count of no entity (`created`: all entities) to total. */
 export function countsOf(counts: Record<string, number>): z.infer<typeof runSchema>['counts'] {
-  const byEntity: Record<Entity, Record<string, number>> = { contacts: {}, invoices: {}, payments: {} };
-  const total: Record<string, number> = {};
-  for (const [k, n] of Object.entries(counts)) {
-    const dot = k.indexOf('.');
-    const entity = ENTITIES.find((e) => dot > 0 && k.slice(0, dot) === e);
-    if (entity !== undefined) byEntity[entity][k.slice(dot + 1)] = n;
-    else total[k] = n;
-  }
-  return { total, byEntity };
+  return nestedCounts(counts);
 }
 
 export function runOf(tenantId: string, r: RunRecord, deadLetters: { items: DeadLetterEntry[]; more: boolean }): z.infer<typeof runSchema> {
@@ -61,6 +53,8 @@ export function deadLetterOf(d: DeadLetterEntry): z.infer<typeof deadLetterSchem
     code: d.code,
     ...(d.detail !== undefined ? { detail: d.detail } : {}),
     runId: d.runId,
+    firstRunId: d.firstRunId,
+    lastRunId: d.runId,
     attempts: d.attempts,
     firstAt: isoOf(d.firstAt),
     at: isoOf(d.at),

@@ -225,6 +225,13 @@ export const envSchema = z.object({
     .optional(),
   /** The signing secret of RUN_WEBHOOK_URL's webhooks: `whsec_` and base64, as Standard Webhooks libraries take it. */
   RUN_WEBHOOK_SECRET: secret(z.string().refine(isWebhookSecret, WEBHOOK_SECRET_RULE).optional()),
+  /**
+   * The event log (`GET /v1/events`, docs/run-webhooks.md): every run-webhook event is kept this many days, and at
+   * most EVENTS_KEEP_MAX of them across the deployment (the oldest go first), so an app whose receiver was down
+   * catches up. About 1 KB of Redis each (a run.finished with a few errors): 50,000 is about 50 MB, on one slot.
+   */
+  EVENTS_KEEP_DAYS: int(30, 1, 3650),
+  EVENTS_KEEP_MAX: int(50_000, 100, 10_000_000),
   /** Webhook deliveries one worker process makes at once (the notify queue's own slots: a slow receiver holds only these). */
   NOTIFY_CONCURRENCY: int(8, 1, 256),
   /** One delivery attempt's bound (connect, answer and body); a receiver slower than this is retried. */

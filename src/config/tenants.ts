@@ -360,8 +360,9 @@ export async function loadTenants(path: string, env: NodeJS.ProcessEnv = process
  * URL came with the tenant, so its address is checked when the connection opens (src/notify/address-guard.ts);
  * RUN_WEBHOOK_URL is the operator's own setting and is not.
  */
-export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig): { url: string; secret: Secret; guarded: boolean } | undefined {
-  if (tenant.notify) return { ...tenant.notify, guarded: true };
+export function notifyTargetOf(env: { RUN_WEBHOOK_URL?: string | undefined; RUN_WEBHOOK_SECRET?: string | undefined }, tenant: TenantConfig | undefined): { url: string; secret: Secret; guarded: boolean } | undefined {
+  // A tenant gone (deleted over the API: its `tenant.deleted`) has the fleet's receiver only.
+  if (tenant?.notify) return { ...tenant.notify, guarded: true };
   if (env.RUN_WEBHOOK_URL === undefined || env.RUN_WEBHOOK_SECRET === undefined) return undefined;
   return { url: env.RUN_WEBHOOK_URL, secret: new Secret(env.RUN_WEBHOOK_SECRET), guarded: false };
 }

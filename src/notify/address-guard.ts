@@ -99,6 +99,12 @@ export class AddressGuard {
     return !this.refused.check(address, family);
   }
 
+  /** Whether OUTBOUND_ALLOWED_NETWORKS lists `address` (an IP address): the operator let tenants reach it. */
+  listed(address: string): boolean {
+    const family = isIP(address) === 6 ? 'ipv6' : isIP(address) === 4 ? 'ipv4' : undefined;
+    return family !== undefined && this.allowed.check(address, family);
+  }
+
   /** The first address `host` resolves to that may be connected to; throws BlockedAddressError when none may. */
   async resolve(host: string): Promise<string> {
     const literal = host.replace(/^\[|\]$/g, '');

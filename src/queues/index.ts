@@ -13,7 +13,7 @@ import { DEFAULT_JOB_OPTIONS } from './options.js';
 export { QUEUES, jobId, type QueueName } from './names.js';
 export { addJob, campaignJobId, JOBS } from './jobs.js';
 export type { CampaignJobData, JobData, JobInput, JobKey, NotifyJobData, SingleCallJobData, SyncJobData, SyncMode, WebhookEventJobData } from './jobs.js';
-export { campaignMetaOf, enqueueCampaign, enqueueNotify, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, notifyJobs, refreshJobs, requestSync } from './producers.js';
+export { campaignMetaOf, enqueueCampaign, enqueueNotify, enqueueRefresh, enqueueSingleCall, enqueueWebhookEvent, notifyJobs, redeliverNotify, refreshJobs, requestSync } from './producers.js';
 export { jobOfRequest, workersOf, type JobRef, type JobView } from './job-watch.js';
 export { ensureHousekeepingSchedule, ensureRefreshSchedules, ensureSchedulers, ensureTickSchedules, HOUSEKEEPING_EVERY_MS, type WantedScheduler } from './schedulers.js';
 export { DEFAULT_JOB_OPTIONS, KEEP_COMPLETED, KEEP_FAILED, workerOptions } from './options.js';

@@ -13,7 +13,7 @@ import { uuid } from '../collections/schemas.js';
 import { tenantIdSchema } from '../config/tenants.js';
 import { RUN_MODES } from '../glossary.js';
 import { NOTIFY_BACKOFF } from '../notify/backoff.js';
-import { notifyEventSchema } from '../notify/events.js';
+import { notifyJobSchema } from '../notify/events.js';
 import { idOf, jobId, QUEUES, type IdPart } from './names.js';
 
 export const syncModeSchema = z.enum(RUN_MODES);
@@ -209,7 +209,7 @@ export const JOBS = {
   notify: kind({
     queue: 'notify',
     name: 'notify-deliver',
-    schema: notifyEventSchema,
+    schema: notifyJobSchema,
     jobId: (e) => jobId(e.id),
     options: { attempts: 12, backoff: { type: NOTIFY_BACKOFF }, removeOnComplete: { count: 1_000, age: 7 * 86_400 }, removeOnFail: { count: 1_000, age: 30 * 86_400 } },
   }),

@@ -44,6 +44,26 @@ export async function enqueueNotify(notifyQueue: Queue, event: NotifyEvent, atte
 }
 
 /**
+ * Queues a delivery of an event again (`POST /v1/events/{id}/redeliver`), under the same job id and so the same
+ * `webhook-id`: a job of it delayed (waiting its back-off) is moved to now; one finished (delivered, or given up) is
+ * removed and added again, with `attempts` attempts of its own; one waiting or under way is left as it is (that
+ * delivery is the new one). Says which it was.
+ */
+export async function redeliverNotify(notifyQueue: Queue, event: NotifyEvent, attempts?: number): Promise<'queued' | 'promoted' | 'already queued'> {
+  const id = jobKind('notify').jobId?.(event);
+  const job = id === undefined ? undefined : await notifyQueue.getJob(id);
+  const state = job === undefined ? undefined : await job.getState();
+  if (job !== undefined && state === 'delayed') {
+    await job.promote();
+    return 'promoted';
+  }
+  if (job !== undefined && state !== 'completed' && state !== 'failed' && state !== 'unknown') return 'already queued';
+  await job?.remove();
+  await enqueueNotify(notifyQueue, event, attempts);
+  return 'queued';
+}
+
+/**
  * The notify queue as the emitters' port (the sync processor, connect, revocations): an event of a tenant with a
  * receiver (`wanted`) is enqueued; any other is dropped. Never throws: a failed enqueue is logged at warn, and the
  * run or connection change it was about goes on (events are at least once while Redis takes them).

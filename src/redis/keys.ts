@@ -107,6 +107,14 @@ export function collectionKey(prefix: string, kind: string, ...parts: KeyPart[])
   return join(prefix, kind, kind, parts);
 }
 
+/**
+ * A key of a deployment-wide log whose keys are written together (the run webhooks' event log, decision 0221):
+ * `<base>:log:{<log>}[:<part>...]`, the log's name its hash tag, so its scripts stay on one slot.
+ */
+export function logKey(prefix: string, log: string, ...parts: KeyPart[]): string {
+  return join(prefix, 'log', log, parts);
+}
+
 /** A key of the whole deployment (the schedules lock): `<base>:<part>...` (a one-key owner: its own slot). */
 export function globalKey(prefix: string, ...parts: KeyPart[]): string {
   return join(prefix, [], undefined, parts);

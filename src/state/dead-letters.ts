@@ -5,6 +5,9 @@
  * Layout per tenant: a HASH `dead:<t>` (field = entry key, value = `attempts|firstAt|at|json`) and ZSETs
  * `dead:<t>:by:all` / `dead:<t>:by:<entity>` whose members are `<at, 15 digits>|<entry key>` under one score,
  * so lexicographic order is time order and a member string is a stable paging cursor.
+ *
+ * An entry names two runs, apart (decision 0224): `firstRunId`, the run that made it (kept however often it fails
+ * again), and `runId`, the last run that tried it. An entry written before `firstRunId` was kept reads its `runId` as both.
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -45,14 +48,19 @@ const storedBodySchema = z.object({
   code: z.string(),
   detail: z.unknown().optional(),
   record: z.unknown().optional(),
+  /** The last run that tried the record. */
   runId: z.string(),
+  /** The run that made the entry (absent in entries written before it was kept: their `runId` stands for it). */
+  firstRunId: z.string().optional(),
   at: z.number(),
   /** Original JSON sizes of fields cut at DEAD_LETTER_MAX_BYTES (`record` is then absent, `detail` a preview). */
   truncated: z.object({ record: z.number().optional(), detail: z.number().optional() }).optional(),
 });
-export type DeadLetterEntry = z.infer<typeof storedBodySchema> & {
+export type DeadLetterEntry = Omit<z.infer<typeof storedBodySchema>, 'firstRunId'> & {
   /** The entry's key: pass it (or `{ entity, platformId | place }`) to `remove`. */
   key: string;
+  /** The run that made the entry; `runId` is the last that tried it. */
+  firstRunId: string;
   attempts: number;
   firstAt: number;
 };
@@ -94,9 +102,12 @@ export class DeadLetterStore {
     return [this.key(tenant), stateKey(this.prefix, 'dead', tenant, 'by', 'all'), ...ENTITIES.map((e) => stateKey(this.prefix, 'dead', tenant, 'by', e))];
   }
 
-  /** Adds or updates entries (one Lua call). An existing entry keeps its firstAt and counts one more attempt. */
-  async add(tenant: string, entries: readonly DeadLetter[]): Promise<void> {
-    if (entries.length === 0) return;
+  /**
+   * Adds or updates entries (one Lua call). An existing entry keeps its firstAt and firstRunId and counts one more
+   * attempt. Returns how many entries were new.
+   */
+  async add(tenant: string, entries: readonly DeadLetter[]): Promise<number> {
+    if (entries.length === 0) return 0;
     const args: string[] = [];
     for (const input of entries) {
       const d = deadLetterSchema.parse(input);
@@ -118,9 +129,26 @@ export class DeadLetterStore {
         } else body.detail = d.detail;
       }
       if (truncated.record !== undefined || truncated.detail !== undefined) body.truncated = truncated;
-      args.push(deadLetterKey(d), String(entityIndex(d.entity)), pad(d.at), JSON.stringify(body));
+      args.push(deadLetterKey(d), String(entityIndex(d.entity)), pad(d.at), d.runId, JSON.stringify(body));
     }
-    await ADD.run(this.redis, this.keys(tenant), args);
+    return Number(await ADD.run(this.redis, this.keys(tenant), args));
+  }
+
+  /**
+   * The entries `runId` made (their firstRunId), newest first: those whose last attempt is at or after `since` (the
+   * run's start: an entry's last attempt only moves later), read `pageSize` at a time, at most `pages` pages. `more`:
+   * the pages ran out before the entries did.
+   */
+  async madeBy(tenant: string, runId: string, since: number, o: { pageSize?: number; pages?: number } = {}): Promise<{ entries: DeadLetterEntry[]; more: boolean }> {
+    const made: DeadLetterEntry[] = [];
+    let before: string | undefined;
+    for (let n = 0; n < (o.pages ?? 10); n += 1) {
+      const page = await this.page(tenant, { limit: o.pageSize ?? 500, from: since, ...(before !== undefined ? { before } : {}) });
+      made.push(...page.entries.filter((e) => e.firstRunId === runId));
+      if (page.next === undefined) return { entries: made, more: false };
+      before = page.next;
+    }
+    return { entries: made, more: true };
   }
 
   /** Newest first, optionally of one entity (one round trip). */
@@ -236,6 +264,6 @@ export class DeadLetterStore {
 function decode(hash: string, key: string, raw: string): DeadLetterEntry {
   const m = /^(\d+)\|(\d+)\|(\d+)\|/.exec(raw);
   if (!m) throw new StateCorruptError(hash, key, 'expected "attempts|firstAt|at|json"');
-  const body = parseJson(storedBodySchema, raw.slice(m[0].length), hash, key);
-  return { ...body, key, attempts: Number(m[1]), firstAt: Number(m[2]) };
+  const { firstRunId, ...body } = parseJson(storedBodySchema, raw.slice(m[0].length), hash, key);
+  return { ...body, key, firstRunId: firstRunId ?? body.runId, attempts: Number(m[1]), firstAt: Number(m[2]) };
 }

@@ -8,13 +8,14 @@
  */
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { NOTIFY_EVENT_TYPES } from '../notify/event-types.js';
 import { RedisLock } from '../redis/lock.js';
 import { stateKey } from './keys.js';
 import { parseJson } from './stored.js';
 
 export const lastDeliverySchema = z.object({
   eventId: z.string().min(1),
-  type: z.enum(['run.finished', 'connection.changed']),
+  type: z.enum(NOTIFY_EVENT_TYPES),
   /** delivered: a 2xx answer; retrying: failed, another attempt is planned; failed: the last attempt failed. */
   state: z.enum(['delivered', 'retrying', 'failed']),
   /** Attempts made for this event so far (1 on the first). */

@@ -6,15 +6,16 @@
  */
 import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
-import { enqueueWebhookEvent, requestSync } from '../queues/index.js';
+import { enqueueWebhookEvent, redeliverNotify, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { trustProxyOf } from '../config/env.js';
-import type { TenantConfig } from '../config/tenants.js';
-import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
-import { connectionChangedEvent } from '../notify/events.js';
-import { AddressGuard, BlockedAddressError } from '../notify/address-guard.js';
 import { parseNetworks } from '../config/networks.js';
+import { notifyTargetOf, type TenantConfig } from '../config/tenants.js';
+import { Connect, connectionStates, connectionsOf, mountConnectRoutes } from '../connect/index.js';
+import { AddressGuard, BlockedAddressError, deliverEvent } from '../notify/index.js';
+import { connectionChangedEvent, webhookTestEvent } from '../notify/events.js';
+import { packageVersion } from '../version.js';
 import { MODULES } from '../platforms/registry.js';
 import { eventIdOf, startWebhookServer, type PlatformRoute, type WebhookServer } from '../webhooks/index.js';
 
@@ -79,8 +80,9 @@ function platformRoutes(app: App, debounceMs: number): PlatformRoute[] {
 }
 
 /**
- * The outbound rule of a tenant created over the API: https only, to a host whose addresses are public, unless
- * OUTBOUND_ALLOWED_NETWORKS lists them (the rule notify URLs follow at each connection; decision 0201).
+ * The outbound rule of a tenant created over the API: https to a host whose addresses are public, unless
+ * OUTBOUND_ALLOWED_NETWORKS lists them (the rule notify URLs follow at each connection), where http is allowed too
+ * (decision 0201).
  */
 function outboundCheckOf(guard: AddressGuard): (url: string) => Promise<string | undefined> {
   return async (text) => {
@@ -90,13 +92,16 @@ function outboundCheckOf(guard: AddressGuard): (url: string) => Promise<string |
     } catch {
       return 'not a URL';
     }
-    if (url.protocol !== 'https:') return 'must be https:// for a tenant created over the API';
+    let address: string;
     try {
-      await guard.resolve(url.hostname);
+      address = await guard.resolve(url.hostname);
     } catch (err) {
       // A name that does not resolve now may later: only an address known to be inside is refused.
       if (err instanceof BlockedAddressError) return `${url.hostname}: ${err.message}`;
+      return url.protocol === 'https:' ? undefined : 'must be https:// for a tenant created over the API';
     }
+    // Plain http only inside a network the operator listed (a receiver on premises, this machine in a test).
+    if (url.protocol !== 'https:' && !guard.listed(address)) return 'must be https:// for a tenant created over the API (http only to OUTBOUND_ALLOWED_NETWORKS)';
     return undefined;
   };
 }
@@ -150,6 +155,19 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
                 },
               }
             : {}),
+          // Events: the log, tenant.* events through the app's sink, redelivery on the notify queue, a test sent now.
+          events: app.events,
+          notify: app.notify,
+          hasReceiver: (id) => notifyTargetOf(env, app.tenant(id)) !== undefined,
+          redeliver: (event) => redeliverNotify(app.queues.notify, event, env.NOTIFY_ATTEMPTS),
+          testWebhook: async (id) => {
+            const target = notifyTargetOf(env, app.tenant(id));
+            if (target === undefined) return undefined;
+            const event = webhookTestEvent(id);
+            const guard = new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks);
+            const r = await deliverEvent(event, target, { timeoutMs: env.NOTIFY_TIMEOUT_MS, userAgent: `collections-sync/${packageVersion()}`, guard });
+            return { eventId: event.id, ...r };
+          },
           // The run webhooks' last delivery attempt (src/state/deliveries.ts), its time as ISO.
           lastDelivery:
             o.lastDelivery ??

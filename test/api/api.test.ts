@@ -22,6 +22,7 @@ import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
 import { PlatformAuth } from '../../src/platforms/oauth/oauth.js';
 import { xeroOAuth } from '../../src/platforms/xero/oauth.js';
+import { newSecret, startReceiver, until, type Receiver } from '../notify/receiver.js';
 
 const FULL = 'full-key-Ur7Kd2Wq9XbN4tLm8VzHc3Jp6Fs5Gy';
 const BETA_ONLY = 'beta-key-Pn5Dx8Qw2Ha7Rk4VmLz9Tc3Jb6Fs';
@@ -43,6 +44,7 @@ describe('the control API', () => {
   let base: string;
   let publicUrl: string;
   let folder: string;
+  let receiver: Receiver;
   const doc = openApiDocument();
 
   beforeAll(async () => {
@@ -52,6 +54,8 @@ describe('the control API', () => {
     await writeFile(join(folder, 'invoices.ndjson'), [invoice('I1', 'C1'), invoice('I2', 'C2')].join('\n') + '\n');
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}`;
+    const hookSecret = newSecret();
+    receiver = await startReceiver(hookSecret);
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [
@@ -59,13 +63,14 @@ describe('the control API', () => {
         { id: 'beta', platform: { kind: 'memory', name: 'beta' } },
         { id: 'kiwi', platform: { kind: 'xero', clientId: 'XEROCLIENT', clientSecret: 'xero-secret' } },
       ],
-      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', PUBLIC_URL: publicUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY, API_KEYS: `full:${FULL}\nbeta-only:${BETA_ONLY}:beta` },
+      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', PUBLIC_URL: publicUrl, PLATFORM_TOKEN_KEY: TOKEN_KEY, API_KEYS: `full:${FULL}\nbeta-only:${BETA_ONLY}:beta`, RUN_WEBHOOK_URL: receiver.url, RUN_WEBHOOK_SECRET: hookSecret },
     });
     base = publicUrl;
     api = new ApiClient(doc, base);
   });
   afterAll(async () => {
     await rig?.close();
+    await receiver?.close();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
@@ -377,6 +382,16 @@ describe('the control API', () => {
     expect(del.body.type).toBe('tag:collections-sync,2026:problem/tenant-from-file');
     const create = await api.call<Problem>('POST', '/v1/tenants', { key: BETA_ONLY, body: { id: 'delta', collections: { clientId: 'c', clientSecret: 's' }, platform: { kind: 'memory' } } });
     expect(create.body.type).toBe('tag:collections-sync,2026:problem/key-limited');
+  });
+
+  it('lists the events sent to receivers, one by id, redelivers one and sends a test (test/api/events.test.ts has the rest)', async () => {
+    const page = await until(async () => (await api.call<{ items: { id: string; tenantId: string }[]; next: string | null }>('GET', '/v1/events?limit=100', { key: FULL })).body, (p) => p.items.length > 0);
+    const first = page.items[0]!;
+    expect((await api.call<{ id: string }>('GET', `/v1/events/${first.id}`, { key: FULL })).body.id).toBe(first.id);
+    const redelivered = await api.call('POST', `/v1/events/${first.id}/redeliver`, { key: FULL });
+    expect(redelivered.status).toBe(202);
+    const test = await api.call<{ delivered: boolean }>('POST', '/v1/webhooks/test', { key: FULL, body: { tenantId: 'beta' } });
+    expect([test.status, test.body.delivered]).toEqual([200, true]);
   });
 
   it('checked every answer against the document, every route among them', () => {

@@ -17,6 +17,8 @@ import { createStateStores } from '../../src/state/index.js';
 import { packOldEntries } from '../../src/state/old-hashes.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
 import { TenantStore } from '../../src/state/tenant-store.js';
+import { EventLog } from '../../src/state/event-log.js';
+import { tenantEvent } from '../../src/notify/events.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
 
 export interface Owners {
@@ -118,5 +120,10 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   expect(await stored.remove(tenant)).toBe(true);
   await stored.create({ id: `${tenant}-2`, collections: { clientId: client, clientSecret: 'secret-x9' }, platform: { kind: 'memory', name: tenant } });
   expect(await stored.remove(`${tenant}-2`)).toBe(true);
+
+  // The run webhooks' event log: an event recorded (trimming by count and age) and a page read.
+  const events = new EventLog(redis, p, { maxCount: 1, maxAgeMs: 60_000 });
+  for (const at of [1, 2]) await events.record(tenantEvent({ type: 'tenant.deleted', tenantId: tenant, source: 'api', at: Date.now() + at }), { state: 'pending', attempts: 0 });
+  expect((await events.page({ limit: 10, tenants: [tenant] })).items).toHaveLength(1);
 }
 

@@ -55,8 +55,11 @@ describe('run-webhook settings', () => {
     const fleet = newSecret();
     const file = parseTenants(tenants({ url: 'https://own.example.com/x', secret: '${ACME_HOOK_SECRET}' }), { ACME_HOOK_SECRET: own });
     const env = loadEnv({ RUN_WEBHOOK_URL: 'https://fleet.example.com/runs', RUN_WEBHOOK_SECRET: fleet });
-    expect(notifyTargetOf(env, file.tenants[0]!)?.url).toBe('https://own.example.com/x');
-    expect(notifyTargetOf(env, file.tenants[0]!)?.secret.reveal()).toBe(own);
+    expect(notifyTargetOf(env, file.tenants[0])?.url).toBe('https://own.example.com/x');
+    expect(notifyTargetOf(env, file.tenants[0])?.secret.reveal()).toBe(own);
+    // a tenant gone (its tenant.deleted) has the fleet's receiver only
+    expect(notifyTargetOf(env, undefined)).toMatchObject({ url: 'https://fleet.example.com/runs', guarded: false });
+    expect(notifyTargetOf(loadEnv({}), undefined)).toBeUndefined();
     const plain = parseTenants(tenants(undefined), {}).tenants[0]!;
     expect(notifyTargetOf(env, plain)).toMatchObject({ url: 'https://fleet.example.com/runs' });
     expect(notifyTargetOf(loadEnv({}), plain)).toBeUndefined();

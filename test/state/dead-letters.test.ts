@@ -145,4 +145,30 @@ describe('DeadLetterStore', () => {
     await expect(s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 2 }])).rejects.toThrow(`${keyBase(prefix)}:dead:{acme} field "invoices:id:i1"`);
     await expect(s.remove('acme', ['invoices:id:i1'])).rejects.toBeInstanceOf(StateCorruptError);
   });
+
+  it('keeps the run that made an entry (firstRunId) apart from the last run that tried it (runId), and finds the entries a run made', async () => {
+    const s = new DeadLetterStore(redis, testPrefix());
+    expect(await s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 1000, runId: 'run-7' }, { ...base, entity: 'contacts', platformId: 'c1', at: 1001, runId: 'run-7' }])).toBe(2);
+    // run-8 tries i1 again and fails it again; it makes c2
+    expect(await s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 2000, runId: 'run-8' }, { ...base, entity: 'contacts', platformId: 'c2', at: 2001, runId: 'run-8' }])).toBe(1);
+    const [i1] = await s.list('acme', { entity: 'invoices' });
+    expect(i1).toMatchObject({ firstRunId: 'run-7', runId: 'run-8', attempts: 2, firstAt: 1000, at: 2000 });
+    await s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 3000, runId: 'run-9' }]);
+    expect((await s.list('acme', { entity: 'invoices' }))[0]).toMatchObject({ firstRunId: 'run-7', runId: 'run-9', attempts: 3 });
+    // made by run-7: i1 (tried since by run-8 and run-9) and c1, found from run-7's start, a page of one at a time
+    const by7 = await s.madeBy('acme', 'run-7', 900, { pageSize: 1 });
+    expect(by7.entries.map((e) => e.key).sort()).toEqual(['contacts:id:c1', 'invoices:id:i1']);
+    expect(by7.more).toBe(false);
+    expect((await s.madeBy('acme', 'run-8', 1500)).entries.map((e) => e.key)).toEqual(['contacts:id:c2']);
+    expect((await s.madeBy('acme', 'run-7', 900, { pageSize: 1, pages: 1 })).more).toBe(true);
+  });
+
+  it('reads an entry written before firstRunId was kept as made by its runId, and keeps that run as its maker when it fails again', async () => {
+    const s = new DeadLetterStore(redis, testPrefix());
+    await redis.hset(s.key('acme'), 'invoices:id:i1', '1|1000|1000|{"entity":"invoices","platformId":"i1","reason":"r","code":"c","runId":"run-3","at":1000}');
+    await redis.zadd(`${s.key('acme')}:by:all`, 0, '000000000001000|invoices:id:i1');
+    expect((await s.list('acme'))[0]).toMatchObject({ firstRunId: 'run-3', runId: 'run-3' });
+    await s.add('acme', [{ ...base, entity: 'invoices', platformId: 'i1', at: 2000, runId: 'run-4' }]);
+    expect((await s.list('acme'))[0]).toMatchObject({ firstRunId: 'run-3', runId: 'run-4', attempts: 2 });
+  });
 });
