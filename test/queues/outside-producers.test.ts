@@ -82,6 +82,8 @@ describe('jobs from outside producers', () => {
       { name: 'backfill', data: { ...good(), mode: 'full' }, reason: /the sync queue runs jobs named "sync-run", not "backfill"/ },
       { name: syncRun.name, data: { ...good(), requestedAt: Math.floor(Date.now() / 1000) }, reason: /invalid sync-run job data: requestedAt: must be epoch milliseconds, from 2000-01-01 .*a value in seconds is a thousand times too small/ },
       { name: syncRun.name, data: { tenantId: 'acme', mode: 'incremental', requestedAt: Date.now() }, reason: /invalid sync-run job data: trigger: required: who asked for the run \("external" for jobs your own code adds\)/ },
+      // One rule with the API's (decision 0235): since bounds a full run only.
+      { name: syncRun.name, data: { ...good(), since: '2026-01-01' }, reason: /invalid sync-run job data: since: since goes with mode full only/ },
     ];
     const before = (await rig.app.stores.runs.recent('acme', 100)).length;
     for (const c of cases) {
