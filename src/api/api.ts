@@ -56,7 +56,7 @@ export const DOCUMENT_CONFIG = {
     description:
       'Drive collections-sync from your app: tenants and their state, runs, dead letters, connect links. Every request but the one of this document carries `Authorization: Bearer <API key>` (API_KEYS). Errors are RFC 9457 problem details; every answer carries a `Request-Id`. Guide: docs/api.md.',
     license: { name: 'UNLICENSED: proprietary, as package.json says', url: 'https://docs.npmjs.com/cli/v10/configuring-npm/package-json#license' },
-    contact: { name: 'collections-sync maintainers', url: 'https://github.com/collections-sync/collections-sync' },
+    contact: { name: 'collections-sync maintainers (the team that runs your workers)' },
   },
   // Where the API is: a worker serves its PUBLIC_URL here (documentConfig); the committed document names a variable.
   servers: [{ url: '{publicUrl}', description: "a worker's public server (its PUBLIC_URL)", variables: { publicUrl: { default: 'http://localhost:8080', description: 'PUBLIC_URL of the worker' } } }],
