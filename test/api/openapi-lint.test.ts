@@ -31,7 +31,7 @@ async function lint(cmd: string, args: string[]): Promise<string> {
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     if (e.stdout) return e.stdout;
-    throw new Error(`${cmd} failed: ${e.stderr ?? String(err)}`);
+    throw new Error(`${cmd} failed: ${e.stderr ?? String(err)}`, { cause: err });
   }
 }
 
