@@ -42,3 +42,16 @@ export type Entity = (typeof ENTITIES)[number];
 /** The four modes of a sync run (see above): the job data's `mode` and the run history's. */
 export const RUN_MODES = ['incremental', 'full', 'reconcile', 'replay'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
+
+/** Who asks for a sync run (kept in the run history). `external`: code outside collections-sync (decision 112). */
+export const SYNC_TRIGGERS = ['schedule', 'cli', 'reconcile', 'api', 'webhook', 'connect', 'test', 'external'] as const;
+
+/**
+ * `since` bounds a full run (a backfill) only: an incremental run reads from its cursor, a reconcile or replay run
+ * from what it keeps. One rule for a job added to the queue and a run asked for over the API (decision 0235).
+ */
+export const SINCE_RULE = {
+  holds: (d: { mode: string; since?: string | undefined }): boolean => d.since === undefined || d.mode === 'full',
+  message: 'since goes with mode full only (incremental reads from the cursor, reconcile and replay from what they keep)',
+  path: ['since'],
+} as const;

@@ -54,7 +54,9 @@ export type RecordOutcome =
   | 'badRecords'
   | 'fieldsDropped'
   | 'setAside'
-  | 'resolved';
+  | 'resolved'
+  /** A replay's dead letters kept without their record (a line that was not JSON): left, the source needs fixing. */
+  | 'needsSourceFix';
 
 export interface RunServices {
   logger: Logger;

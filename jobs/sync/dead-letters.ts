@@ -1,6 +1,7 @@
 import { AmbiguousError, AuthError, isCollectionsError, ValidationError, type CollectionsError } from '../../src/collections/errors.js';
 import type { Entity } from '../../src/glossary.js';
 import type { BadRecord } from '../../src/platforms/types.js';
+import type { DeadLetterCode } from '../../src/state/dead-letters.js';
 import type { RunContext } from './context.js';
 
 /** Dead-letters one record the service rejected or the mapper could not build. */
@@ -9,7 +10,7 @@ export async function deadLetter(
   entity: Entity,
   platformId: string,
   reason: string,
-  code: string,
+  code: DeadLetterCode,
   record: unknown,
   detail?: unknown,
 ): Promise<void> {
@@ -46,7 +47,7 @@ export const SERVICE_DOWN_MS = 60_000;
 export async function deadLetterIfRejected(ctx: RunContext, entity: Entity, platformId: string, record: unknown, err: unknown): Promise<void> {
   if (err instanceof ValidationError) {
     const where = err.local ? 'refused before sending' : 'rejected by the service';
-    await deadLetter(ctx, entity, platformId, `${where}: ${err.message}`, err.code, record, err.detail);
+    await deadLetter(ctx, entity, platformId, `${where}: ${err.message}`, 'COLLECTIONS_REJECTED', record, err.detail);
     return;
   }
   if (isCollectionsError(err) && err.code === 'COLLECTIONS_HTTP' && err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 409) {

@@ -359,7 +359,8 @@ async function clearFixedLines(ctx: RunContext, entity: Entity): Promise<void> {
 /**
  * Pushes the records kept with an entity's dead letters again (`dead-letters retry`; with `only`, the entries it
  * picks). A record pushed now leaves the store; one that fails again is updated there; entries without a record
- * (lines that were not valid JSON) stay until the source is fixed. Returns how many records were pushed.
+ * (lines that were not valid JSON) stay until the source is fixed, counted `needsSourceFix` (the run is then partial, as
+ * `dead-letters retry` says: decision 0232). Returns how many records were pushed.
  */
 async function replayEntity(ctx: RunContext, entity: Entity, only?: (e: DeadLetterEntry) => boolean): Promise<number> {
   const { stores } = ctx.services;
@@ -374,7 +375,12 @@ async function replayEntity(ctx: RunContext, entity: Entity, only?: (e: DeadLett
     const records: unknown[] = [];
     const bad: BadRecord[] = [];
     for (const entry of batch.entries) {
-      if (entry.record === undefined || (only && !only(entry))) continue;
+      if (only && !only(entry)) continue;
+      // Kept without its record (a line that was not valid JSON): the replay cannot push it, the source needs fixing.
+      if (entry.record === undefined) {
+        ctx.count(entity, 'needsSourceFix');
+        continue;
+      }
       const checked = checkRecord(entity, entry.record);
       if (checked.ok) records.push(checked.record);
       else bad.push({ entity, place: entry.place ?? `dead letter ${entry.key}`, reason: checked.reason, ...(entry.platformId ? { platformId: entry.platformId } : {}) });

@@ -271,9 +271,9 @@ async function failRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, starte
   deps.metrics?.run(ctx.tenant, 'failed', (Date.now() - started) / 1000);
 }
 
-/** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad. */
+/** Every entity pushed: the run succeeded, or is partial when records were dead-lettered or bad, or a replay left letters it cannot push. */
 async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started, stalls }: OpenRun): Promise<SyncResult> {
-  const outcome = ctx.counted('deadLettered') + ctx.counted('badRecords') > 0 ? 'partial' : 'succeeded';
+  const outcome = ctx.counted('deadLettered') + ctx.counted('badRecords') + ctx.counted('needsSourceFix') > 0 ? 'partial' : 'succeeded';
   await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, {
     outcome,
     finishedAt: Date.now(),

@@ -34,6 +34,7 @@ import type { Logger } from '../logger.js';
 import { tenantEvent, type EventSink, type NotifyEvent } from '../notify/events.js';
 import { requestSync, type SyncMode } from '../queues/index.js';
 import type { EventLog, LoggedEvent } from '../state/event-log.js';
+import { SYNC_TRIGGERS } from '../glossary.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
 import type { StateStores } from '../state/index.js';
 import { purgeTenantState } from '../state/purge.js';
@@ -43,8 +44,9 @@ import { digestKeys, keyOf, maySee } from './keys.js';
 import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
 import { ROUTES, templateOf } from './routes.js';
+import { requestIdOf } from '../request-id.js';
 import type { eventSchema, LastDelivery, runSchema, tenantSchema } from './schemas.js';
-import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, runOf, runSummaryOf } from './views.js';
+import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, known, runOf, runSummaryOf } from './views.js';
 import { registerWebhooks } from './webhooks-doc.js';
 
 export const MAX_API_BODY_BYTES = 64 * 1024;
@@ -55,9 +57,29 @@ export const DOCUMENT_CONFIG = {
   info: {
     title: 'collections-sync control API',
     version: '1.0.0',
-    description: 'Drive collections-sync from your app: tenants and their state, runs, dead letters, connect links. Every request carries `Authorization: Bearer <API key>` (API_KEYS). Errors are RFC 9457 problem details. Guide: docs/api.md.',
+    description:
+      'Drive collections-sync from your app: tenants and their state, runs, dead letters, connect links. Every request but the one of this document carries `Authorization: Bearer <API key>` (API_KEYS). Errors are RFC 9457 problem details; every answer carries a `Request-Id`. Guide: docs/api.md.',
+    license: { name: 'UNLICENSED: proprietary, as package.json says', url: 'https://docs.npmjs.com/cli/v10/configuring-npm/package-json#license' },
+    contact: { name: 'collections-sync maintainers (the team that runs your workers)' },
   },
+  // Where the API is: a worker serves its PUBLIC_URL here (documentConfig); the committed document names a variable.
+  servers: [{ url: '{publicUrl}', description: "a worker's public server (its PUBLIC_URL)", variables: { publicUrl: { default: 'http://localhost:8080', description: 'PUBLIC_URL of the worker' } } }],
+  tags: [
+    { name: 'Tenants', description: 'The tenants, their settings and state; created, patched and deleted over the API (those of the tenants file are read-only)' },
+    { name: 'Runs', description: 'Sync runs: ask for one, follow it, read the history' },
+    { name: 'Dead letters', description: 'Records that could not be pushed, and their replay' },
+    { name: 'Connect links', description: 'Links for a customer to connect their Xero organisation or QuickBooks company' },
+    { name: 'Events', description: 'The events sent to run-webhook receivers: catch up, redeliver, test' },
+    { name: 'Webhooks', description: 'What a run-webhook receiver gets: Standard Webhooks, signed with the tenant\'s secret' },
+    { name: 'Document', description: 'This OpenAPI document' },
+  ],
 };
+
+/** The document's settings for a worker: its servers are the worker's PUBLIC_URL when it has one. */
+export function documentConfig(publicUrl: string | undefined): typeof DOCUMENT_CONFIG {
+  if (publicUrl === undefined) return DOCUMENT_CONFIG;
+  return { ...DOCUMENT_CONFIG, servers: [{ url: publicUrl.replace(/\/+$/, ''), description: 'this worker (PUBLIC_URL)' }] as never };
+}
 
 export interface ApiDeps {
   keys: readonly ApiKey[];
@@ -101,6 +123,8 @@ export interface ApiDeps {
   /** The tenant's last outgoing event and its delivery (the run webhooks' store, src/state/deliveries.ts); absent: `lastWebhook` is null. */
   lastDelivery?: (tenantId: string) => Promise<LastDelivery | undefined>;
   logger: Logger;
+  /** PUBLIC_URL: the document's `servers` (absent: the committed document's variable). */
+  publicUrl?: string | undefined;
   /** Counts an answer: key name (`(none)` before authentication), route template, status. */
   onRequest?(e: { key: string; route: string; status: number }): void;
 }
@@ -131,6 +155,19 @@ const invalidIdempotencyKey = (): Response =>
 const WHERE = { json: 'body', query: 'query', param: 'path', header: 'header' } as const;
 
 /**
+ * A zod issue as the API tells it (decision 0234): an unknown field under its own name (one error each), and a message
+ * that names the field and the form it takes. Messages of our schemas name their field already; zod's own get it put
+ * in front.
+ */
+function fieldErrors(where: string, issue: z.core.$ZodIssue): FieldError[] {
+  const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => ({ in: where, path: [...path, k], message: `${k} ${issue.message}` }));
+  const field = path.length === 0 ? `the ${where}` : path.join('.');
+  const named = path.length > 0 && issue.message.startsWith(`${String(path[path.length - 1])} `);
+  return [{ in: where, path, message: named ? issue.message : `${field}: ${issue.message}` }];
+}
+
+/**
  * The API's Hono app; `unauthorized` is the public server's one 401. Without `deps` (openApiDocument) the routes
  * are declared only: a request would fail.
  */
@@ -142,13 +179,14 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
       // The Idempotency-Key header's schema bounds its length (for the document); whichever rule it breaks, it is
       // the one problem of an invalid key, as `once` answers a key that passed the schema but not IDEMPOTENCY_KEY.
       if (where === 'header' && result.error.issues.every((i) => i.path[0] === 'idempotency-key')) return invalidIdempotencyKey();
-      const errors: FieldError[] = result.error.issues.map((i) => ({ in: where, path: i.path.map((p) => (typeof p === 'number' ? p : String(p))), message: i.message }));
+      const errors: FieldError[] = result.error.issues.flatMap((i) => fieldErrors(where, i));
       return problemResponse(where === 'body' ? ours('invalid-request', 'the body did not validate', errors) : ours('invalid-query', `the ${where} did not validate`, errors));
     },
   });
   api.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'http', scheme: 'bearer', description: 'an API key of API_KEYS' });
+  registerHeaders(api);
   let document: unknown;
-  const documentOf = (): unknown => (document ??= api.getOpenAPI31Document(DOCUMENT_CONFIG));
+  const documentOf = (): unknown => (document ??= api.getOpenAPI31Document(documentConfig(deps?.publicUrl)));
   if (deps === undefined) {
     declare(api, undefined, documentOf);
     return api;
@@ -159,26 +197,33 @@ export function apiApp(deps: ApiDeps | undefined, unauthorized: () => Response):
 
   const gate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const started = performance.now();
-    const route = templateOf(c.req.path)?.template ?? '(other)';
+    const requestId = requestIdOf(c.req.raw);
+    const t = templateOf(c.req.path);
+    const route = t?.template ?? '(other)';
     const key = keyOf(digests, c.req.header('authorization'));
-    if (key === undefined) {
+    // The document is public (decision 0233): what a client generator or a linter reads first, holding no secret.
+    const open = route === ROUTES.openapi.path && c.req.method === 'GET';
+    if (key === undefined && !open) {
       d.onRequest?.({ key: '(none)', route, status: 401 });
       return unauthorized();
     }
-    c.set('key', key);
-    const wait = limiter.take(key.name);
-    if (wait > 0) c.res = problemResponse(plain(429, `over ${d.ratePerMin} requests a minute for key ${key.name}`), { 'retry-after': String(wait) });
+    if (key !== undefined) c.set('key', key);
+    const name = key?.name ?? '(none)';
+    const wait = key === undefined ? 0 : limiter.take(key.name);
+    if (wait > 0) c.res = problemResponse(plain(429, `over ${d.ratePerMin} requests a minute for key ${name}`), { 'retry-after': String(wait) });
+    else if (c.req.method === 'POST' && hasBody(c) && t !== undefined && t.methods.includes('POST') && !t.bodies.includes('POST')) c.res = problemResponse(ours('invalid-request', 'this route takes no body', [{ in: 'body', path: [], message: `the body: ${route} takes none (send the request without one)` }]));
     else if (c.req.method === 'POST' && hasBody(c) && !isJsonType(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/json'));
     else if (c.req.method === 'PATCH' && !isMergePatch(c.req.header('content-type'))) c.res = problemResponse(ours('unsupported-media-type', 'send the body as application/merge-patch+json (RFC 7396)'));
     else await next();
     const status = c.res.status;
-    d.onRequest?.({ key: key.name, route, status });
-    d.logger.info({ key: key.name, method: c.req.method, route, status, ms: Math.round(performance.now() - started) }, 'api request');
+    d.onRequest?.({ key: name, route, status });
+    d.logger.info({ requestId, key: name, method: c.req.method, route, status, ms: Math.round(performance.now() - started) }, 'api request');
     return undefined;
   };
   // '/v1/*' matches '/v1' too: one gate for every path of the API.
   api.use('/v1/*', gate);
   api.on(['POST', 'PATCH'], '/v1/*', limit);
+  api.on('POST', '/v1/*', emptyIsNone);
   api.on(['POST', 'PATCH'], ['/v1/tenants', '/v1/tenants/:tenantId'], noVariables);
   declare(api, d, documentOf);
   api.all('/v1/*', (c) => fallback(c));
@@ -227,6 +272,31 @@ const noVariables: MiddlewareHandler<ApiEnv> = async (c, next) => {
   return undefined;
 };
 
+/**
+ * An empty body sent as JSON is no body (decision 0236): a route whose body is optional answers it as one without
+ * (`{}`), as it answers a request with no Content-Type; a route whose body is required finds its fields missing (422).
+ */
+const emptyIsNone: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (c.req.header('content-length') === '0' && isJsonType(c.req.header('content-type'))) (c.req.bodyCache as unknown as { text?: Promise<string> }).text = Promise.resolve('{}');
+  return next();
+};
+
+/** The response headers every route refers to (routes.ts): declared once, in components.headers. */
+function registerHeaders(api: OpenAPIHono<ApiEnv>): void {
+  const string = { type: 'string' as const };
+  api.openAPIRegistry.registerComponent('headers', 'RequestId', {
+    description: "this answer's id: the request's own `Request-Id` (or `X-Request-Id`) when it is 1-128 characters of `A-Z a-z 0-9 . _ ~ : @ + = / -`, else one made here (`req_...`); logged with the request",
+    schema: { ...string, maxLength: 128, example: 'req_8Hk2pQw9ZrT4vLm1' },
+  });
+  api.openAPIRegistry.registerComponent('headers', 'RetryAfter', { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } });
+  api.openAPIRegistry.registerComponent('headers', 'WWWAuthenticate', {
+    description: 'RFC 6750: `Bearer`, with `error="invalid_token"` when the request sent a Bearer token that is not a key',
+    schema: { ...string, enum: ['Bearer', 'Bearer error="invalid_token"'] },
+  });
+  api.openAPIRegistry.registerComponent('headers', 'IdempotentReplayed', { description: '`true`: the first answer to this Idempotency-Key, given again (nothing was done this time)', schema: { ...string, enum: ['true'] } });
+  api.openAPIRegistry.registerComponent('headers', 'ETag', { description: 'the version of the tenant: send it as If-Match to patch this version only', schema: string });
+}
+
 function hasBody(c: Context): boolean {
   const length = c.req.header('content-length');
   return (length !== undefined && length !== '0') || c.req.header('transfer-encoding') !== undefined;
@@ -235,7 +305,7 @@ function hasBody(c: Context): boolean {
 function fallback(c: Context<ApiEnv>): Response {
   const t = templateOf(c.req.path);
   if (t !== undefined && !t.methods.includes(c.req.method)) return problemResponse(plain(405, `${c.req.method} is not served at ${t.template}`), { allow: t.methods.join(', ') });
-  return problemResponse(plain(404, 'no such route (the routes: GET /v1/openapi.json)'));
+  return problemResponse(plain(404, `no such route: ${c.req.method} ${c.req.path} (every route is in the document, GET /v1/openapi.json, served without a key)`));
 }
 
 /** The routes and, given deps, their handlers. */
@@ -641,7 +711,7 @@ async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.inf
     runId,
     tenantId: tenant,
     mode: data.mode,
-    trigger: data.trigger ?? null,
+    trigger: known(SYNC_TRIGGERS, data.trigger),
     state: started,
     outcome: state === 'failed' ? 'failed' : null,
     requestedAt: data.requestedAt === undefined ? null : isoOf(data.requestedAt),

@@ -34,6 +34,9 @@ export const PROBLEMS = {
 } as const;
 export type ProblemSlug = keyof typeof PROBLEMS;
 
+/** Every `type` a problem of this API has: the document lists them as an enum. */
+export const PROBLEM_TYPES = ['about:blank', ...(Object.keys(PROBLEMS) as ProblemSlug[]).map((slug) => `${TAG}${slug}` as const)] as const;
+
 export interface FieldError {
   /** Where: body, query, path or header. */
   in: string;

@@ -35,14 +35,22 @@ import {
 } from './schemas.js';
 import { PROBLEM_TYPE } from './problem.js';
 
-const problem = (description: string) => ({ description, content: { [PROBLEM_TYPE]: { schema: problemSchema } } });
-const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+/** A response header declared once in the document (components.headers, registered in api.ts). */
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+/** Every answer carries its Request-Id (decision 0230). */
+type Headers = Record<string, { $ref: string } | { schema: { type: 'string' }; description?: string }>;
+const answer = (description: string, headers: Headers = {}) => ({ description, headers: { 'Request-Id': header('RequestId'), ...headers } });
+const problem = (description: string, headers: Headers = {}) => ({ ...answer(description, headers), content: { [PROBLEM_TYPE]: { schema: problemSchema } } });
+const json = <T>(schema: T, description: string, headers: Headers = {}) => ({ ...answer(description, headers), content: { 'application/json': { schema } } });
 const security = [{ apiKey: [] }];
+const location = { Location: { schema: { type: 'string' as const }, description: 'where the new resource is' } };
+/** A POST that takes an Idempotency-Key: its success may be a replay of the first answer. */
+const replayable = { ...location, 'Idempotent-Replayed': header('IdempotentReplayed') };
 
 /** Every route answers these. */
 const always = {
-  401: problem('no valid API key: the public server\'s one answer to every unauthenticated request'),
-  429: problem('over API_RATE_PER_MIN requests of this key in a minute; Retry-After says when to try again'),
+  401: problem('no valid API key: the public server\'s one answer to every unauthenticated request', { 'WWW-Authenticate': header('WWWAuthenticate') }),
+  429: problem('over API_RATE_PER_MIN requests of this key in a minute; Retry-After says when to try again', { 'Retry-After': header('RetryAfter') }),
   503: problem('Redis or the queue did not answer: try again'),
 };
 const ofTenant = { ...always, 400: problem('a path or query parameter did not validate (`errors`)'), 404: problem('no such tenant, or one this key may not see (the same answer)') };
@@ -54,15 +62,22 @@ const posted = {
   415: problem('the body is not JSON'),
   422: problem('the body did not validate (`errors`), or the Idempotency-Key was used for another request'),
 };
-const jsonBody = <T>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
-const etag = { ETag: { schema: { type: 'string' as const }, description: 'the version of the tenant: send it as If-Match to patch this version only' } };
+const jsonBody = <T>(schema: T, required = true) => ({ required, content: { 'application/json': { schema } } });
+const etag = { ETag: header('ETag') };
+const TENANTS = ['Tenants'];
+const RUNS = ['Runs'];
+const DEAD_LETTERS = ['Dead letters'];
+const LINKS = ['Connect links'];
+const EVENTS = ['Events'];
 
 export const ROUTES = {
   listTenants: createRoute({
     method: 'get',
     path: '/v1/tenants',
     operationId: 'listTenants',
-    summary: 'Every tenant (of this key) with its settings, platform, connection, last run, cursors, dead letters and pending invoices, a page at a time (by id)',
+    summary: 'List tenants',
+    description: 'Every tenant this key may see, with its settings, platform, connection, last run, cursors, dead letters and pending invoices, a page at a time in order of id: pass `next` as `cursor` until it is null.',
+    tags: TENANTS,
     security,
     request: { query: tenantsQuery },
     responses: { 200: json(tenantListSchema, 'a page; `next` is the cursor of the following one'), ...always, 400: problem('a query parameter did not validate, or the cursor is not one this API gave') },
@@ -71,11 +86,13 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/tenants',
     operationId: 'createTenant',
-    summary: 'Creates a tenant from an entry of the tenants file (its secrets sealed under PLATFORM_TOKEN_KEY, never answered)',
+    summary: 'Create a tenant',
+    description: 'Creates a tenant from an entry of the tenants file (values, never `${VAR}`). Its secrets are sealed under PLATFORM_TOKEN_KEY and never answered (`secretsSet` names them). Needs a key of every tenant.',
+    tags: TENANTS,
     security,
     request: { body: jsonBody(tenantCreateSchema) },
     responses: {
-      201: { ...json(tenantSchema, 'created; the Location header names it'), headers: { Location: { schema: { type: 'string' } }, ...etag } },
+      201: json(tenantSchema, 'created; the Location header names it', { ...location, ...etag }),
       ...always,
       400: problem('the JSON did not validate'),
       403: problem('this key is limited to some tenants: it cannot create tenants'),
@@ -90,20 +107,24 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/tenants/{tenantId}',
     operationId: 'getTenant',
-    summary: 'One tenant, as in the list: what a page about one customer needs ("last synced 3 minutes ago")',
+    summary: 'Get a tenant',
+    description: 'One tenant, as in the list: what a page about one customer needs ("last synced 3 minutes ago" is `lastRun.finishedAt`). The ETag is its version, for If-Match.',
+    tags: TENANTS,
     security,
     request: { params: tenantParams },
-    responses: { 200: { ...json(tenantSchema, 'the tenant'), headers: etag }, ...ofTenant },
+    responses: { 200: json(tenantSchema, 'the tenant', etag), ...ofTenant },
   }),
   patchTenant: createRoute({
     method: 'patch',
     path: '/v1/tenants/{tenantId}',
     operationId: 'patchTenant',
-    summary: 'Changes a tenant created over the API with a JSON merge patch (RFC 7396) of its entry',
+    summary: 'Patch a tenant',
+    description: 'Changes a tenant created over the API with a JSON merge patch (RFC 7396) of its entry: a member replaces, an object merges, null removes. With If-Match, only the version it names is patched (412 otherwise). Tenants of the tenants file are read-only.',
+    tags: TENANTS,
     security,
     request: { params: tenantParams, headers: ifMatchHeaders, body: { required: true, content: { 'application/merge-patch+json': { schema: tenantPatchSchema } } } },
     responses: {
-      200: { ...json(tenantSchema, 'the tenant as patched'), headers: etag },
+      200: json(tenantSchema, 'the tenant as patched', etag),
       ...ofTenant,
       409: problem('a tenant of the tenants file: read-only over the API'),
       412: problem('If-Match names another version than the tenant\'s (it changed since it was read)'),
@@ -116,7 +137,9 @@ export const ROUTES = {
     method: 'delete',
     path: '/v1/tenants/{tenantId}',
     operationId: 'deleteTenant',
-    summary: 'Removes a tenant created over the API: no new run starts (one under way ends as it would); its state is kept for TENANT_STATE_RETENTION_DAYS, or purged at once with purge=true',
+    summary: 'Delete a tenant',
+    description: 'Removes a tenant created over the API: no new run starts (one under way ends as it would); its state is kept for TENANT_STATE_RETENTION_DAYS, or purged at once with purge=true. Needs a key of every tenant; tenants of the tenants file are read-only.',
+    tags: TENANTS,
     security,
     request: {
       params: tenantParams,
@@ -128,7 +151,7 @@ export const ROUTES = {
       }),
     },
     responses: {
-      204: { description: 'removed' },
+      204: answer('removed'),
       ...ofTenant,
       403: problem('this key is limited to some tenants: it cannot delete tenants'),
       409: problem('a tenant of the tenants file: read-only over the API'),
@@ -138,11 +161,13 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/tenants/{tenantId}/runs',
     operationId: 'requestRun',
-    summary: 'Requests a run (one queued run per tenant and mode: a repeat joins it)',
+    summary: 'Request a run',
+    description: 'Queues a run of the tenant: incremental (from the cursor), full (everything, or from `since`) or reconcile (every open invoice). One run waits per tenant, mode and since: a repeat joins it (`deduplicated`). With an Idempotency-Key a retry gets the first answer again.',
+    tags: RUNS,
     security,
     request: { params: tenantParams, headers: idempotencyHeaders, body: jsonBody(runRequestSchema) },
     responses: {
-      202: { ...json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)'), headers: { Location: { schema: { type: 'string' } } } },
+      202: json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)', replayable),
       ...posted,
     },
   }),
@@ -150,7 +175,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/tenants/{tenantId}/runs',
     operationId: 'listRuns',
-    summary: 'The run history, newest first',
+    summary: 'List runs',
+    description: 'The last runs of the tenant, newest first (`limit` of them: the history keeps the recent ones only, so there is no further page).',
+    tags: RUNS,
     security,
     request: { params: tenantParams, query: runsQuery },
     responses: { 200: json(runListSchema, 'the last runs'), ...ofTenant },
@@ -159,7 +186,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/tenants/{tenantId}/runs/{runId}',
     operationId: 'getRun',
-    summary: 'One run: state, outcome, timings, counts by entity and outcome, the dead letters it made (a run not started yet: its job)',
+    summary: 'Get a run',
+    description: 'One run: state, outcome, timings, counts by entity and outcome, the dead letters it made; a run not started yet is answered from its job (queued or delayed).',
+    tags: RUNS,
     security,
     request: { params: runParams },
     responses: { 200: json(runSchema, 'the run'), ...ofTenant, 404: problem('no such tenant (or not one of this key), or no such run') },
@@ -168,7 +197,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/tenants/{tenantId}/dead-letters',
     operationId: 'listDeadLetters',
-    summary: 'Dead letters, newest first, a page at a time',
+    summary: 'List dead letters',
+    description: 'The records that could not be pushed, newest first, a page at a time: pass `next` as `cursor` until it is null. `replayable` says whether a replay can push one again (else its source needs fixing).',
+    tags: DEAD_LETTERS,
     security,
     request: { params: tenantParams, query: deadLettersQuery },
     responses: { 200: json(deadLetterPageSchema, 'a page; `next` is the cursor of the following one'), ...ofTenant },
@@ -177,23 +208,32 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/tenants/{tenantId}/dead-letters/replay',
     operationId: 'replayDeadLetters',
-    summary: 'Requests a replay run: every dead letter kept with its record is pushed again',
+    summary: 'Replay dead letters',
+    description:
+      'Queues a replay run: every dead letter kept with its record is pushed again, of every entity (it takes no body: one sent is refused with 422). Letters kept without their record cannot be replayed: the run counts them as `needsSourceFix` and ends `partial`.',
+    tags: DEAD_LETTERS,
     security,
     request: { params: tenantParams, headers: idempotencyHeaders },
     responses: {
-      202: { ...json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)'), headers: { Location: { schema: { type: 'string' } } } },
-      ...posted,
+      202: json(runRequestedSchema, 'queued; follow it at links.run (also the Location header)', replayable),
+      ...ofTenant,
+      400: problem('a parameter or the Idempotency-Key did not validate'),
+      409: problem('a request with this Idempotency-Key is under way'),
+      422: problem('a body was sent (the replay takes none), or the Idempotency-Key was used for another request'),
     },
   }),
   createConnectLink: createRoute({
     method: 'post',
     path: '/v1/tenants/{tenantId}/connect-links',
     operationId: 'createConnectLink',
-    summary: "A connect link for the customer to connect the tenant's Xero organisation or QuickBooks company (it works once: spent when it connects)",
+    summary: 'Create a connect link',
+    description:
+      "A link for the customer to connect the tenant's Xero organisation or QuickBooks company; it works once (spent when it connects). The body is optional: none, an empty one or `{}` make a link of 7 days.",
+    tags: LINKS,
     security,
-    request: { params: tenantParams, headers: idempotencyHeaders, body: jsonBody(connectLinkRequestSchema) },
+    request: { params: tenantParams, headers: idempotencyHeaders, body: jsonBody(connectLinkRequestSchema, false) },
     responses: {
-      201: json(connectLinkSchema, 'the link (send it to the customer); linkId revokes it'),
+      201: json(connectLinkSchema, 'the link (send it to the customer); linkId revokes it', { 'Idempotent-Replayed': header('IdempotentReplayed') }),
       ...posted,
       409: problem('the tenant is not a Xero or QuickBooks one, it already has a connection and `reconnect` was not asked for, or a request with this Idempotency-Key is under way'),
       501: problem('connect links are off: PUBLIC_URL and PLATFORM_TOKEN_KEY are not both set'),
@@ -203,7 +243,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/tenants/{tenantId}/connect-links',
     operationId: 'listConnectLinks',
-    summary: 'The connect links of the tenant not yet used, revoked or expired (their ids and terms; a link itself is not kept)',
+    summary: 'List connect links',
+    description: 'The connect links of the tenant not yet used, revoked or expired: their ids and terms (a link itself is not kept).',
+    tags: LINKS,
     security,
     request: { params: tenantParams },
     responses: { 200: json(outstandingLinksSchema, 'the outstanding links, oldest first'), ...ofTenant, 501: problem('connect links are off: PUBLIC_URL and PLATFORM_TOKEN_KEY are not both set') },
@@ -212,11 +254,13 @@ export const ROUTES = {
     method: 'delete',
     path: '/v1/tenants/{tenantId}/connect-links/{linkId}',
     operationId: 'revokeConnectLink',
-    summary: 'Revokes one outstanding connect link: opened afterwards, it gets the one 401',
+    summary: 'Revoke a connect link',
+    description: 'Revokes one outstanding connect link: opened afterwards, it gets the one 401.',
+    tags: LINKS,
     security,
     request: { params: linkParams },
     responses: {
-      204: { description: 'revoked' },
+      204: answer('revoked'),
       ...ofTenant,
       404: problem('no such tenant (or not one of this key), or no such outstanding link (used, revoked, expired or never made)'),
       501: problem('connect links are off: PUBLIC_URL and PLATFORM_TOKEN_KEY are not both set'),
@@ -226,7 +270,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/events',
     operationId: 'listEvents',
-    summary: 'The events sent (or to be sent) to run-webhook receivers, oldest first, under the ids they were sent with: catch up on what a receiver missed',
+    summary: 'List events',
+    description: 'The events sent (or to be sent) to run-webhook receivers, oldest first, under the ids they were sent with (`webhook-id`): catch up on what a receiver missed. Pass `next` as `after` until it is null; filter by `type` and `tenantId`. Kept EVENTS_KEEP_DAYS and at most EVENTS_KEEP_MAX.',
+    tags: EVENTS,
     security,
     request: { query: eventsQuery },
     responses: {
@@ -239,7 +285,9 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/events/{eventId}',
     operationId: 'getEvent',
-    summary: 'One event of the event log, with its delivery',
+    summary: 'Get an event',
+    description: 'One event of the event log, its payload as sent and the state of its delivery.',
+    tags: EVENTS,
     security,
     request: { params: eventParams },
     responses: { 200: json(eventSchema, 'the event'), ...always, 404: problem('no such event kept (never sent, past EVENTS_KEEP_DAYS or EVENTS_KEEP_MAX), or one of a tenant this key may not see') },
@@ -248,7 +296,9 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/events/{eventId}/redeliver',
     operationId: 'redeliverEvent',
-    summary: "Queues a delivery of the event again to its tenant's receiver: the same webhook-id, new attempts",
+    summary: 'Redeliver an event',
+    description: "Queues a delivery of the event again to its tenant's receiver: the same `webhook-id` (receivers dedupe on it), attempts of its own.",
+    tags: EVENTS,
     security,
     request: { params: eventParams },
     responses: {
@@ -262,7 +312,9 @@ export const ROUTES = {
     method: 'post',
     path: '/v1/webhooks/test',
     operationId: 'testWebhook',
-    summary: "Sends a signed `webhook.test` event to a tenant's receiver now and says how it went",
+    summary: 'Send a test event',
+    description: "Sends a signed `webhook.test` event to a tenant's receiver now, once, and says how it went (not kept in the event log, not retried).",
+    tags: EVENTS,
     security,
     request: { body: jsonBody(webhookTestRequestSchema) },
     responses: {
@@ -280,23 +332,30 @@ export const ROUTES = {
     method: 'get',
     path: '/v1/openapi.json',
     operationId: 'openapi',
-    summary: 'This document',
-    security,
-    responses: { 200: json(z.record(z.string(), z.unknown()), 'the OpenAPI 3.1 document'), ...always },
+    summary: 'Get this document',
+    description: 'The OpenAPI 3.1 document of this API, its `servers` naming this worker (PUBLIC_URL). Served without a key.',
+    tags: ['Document'],
+    security: [],
+    responses: { 200: json(z.record(z.string(), z.unknown()), 'the OpenAPI 3.1 document'), 429: always[429] },
   }),
 } as const;
 
-/** The route templates (OpenAPI style) and their methods, for the 404/405 answers, logs and metrics. */
-export const TEMPLATES: readonly { template: string; pattern: RegExp; methods: readonly string[] }[] = (() => {
+/** The route templates (OpenAPI style), their methods and those of them that take a body, for the 404/405 answers, logs and metrics. */
+export const TEMPLATES: readonly { template: string; pattern: RegExp; methods: readonly string[]; bodies: readonly string[] }[] = (() => {
   const by = new Map<string, Set<string>>();
-  for (const r of Object.values(ROUTES)) by.set(r.path, (by.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+  const bodies = new Map<string, Set<string>>();
+  for (const r of Object.values(ROUTES)) {
+    by.set(r.path, (by.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+    if ('request' in r && 'body' in r.request) bodies.set(r.path, (bodies.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
+  }
   return [...by].map(([template, methods]) => ({
     template,
     pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
     methods: [...methods],
+    bodies: [...(bodies.get(template) ?? [])],
   }));
 })();
 
-export function templateOf(path: string): { template: string; methods: readonly string[] } | undefined {
+export function templateOf(path: string): { template: string; methods: readonly string[]; bodies: readonly string[] } | undefined {
   return TEMPLATES.find((t) => t.pattern.test(path));
 }

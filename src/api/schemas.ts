@@ -8,15 +8,36 @@ import { tenantSchema as tenantEntrySchema } from '../config/tenants.js';
 import { EVENT_DELIVERY_STATES, LOGGED_EVENT_TYPES, NOTIFY_EVENT_TYPES, type LoggedEventType } from '../notify/event-types.js';
 import { EVENT_DATA_SCHEMAS } from '../notify/events.js';
 import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
+import { SINCE_RULE, SYNC_TRIGGERS } from '../glossary.js';
+import { DEAD_LETTER_CODES } from '../state/dead-letters.js';
+import { PROBLEM_TYPES } from './problem.js';
 
 const iso = z.iso.datetime().openapi({ example: '2026-11-27T09:00:00.000Z' });
 const tenantId = z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/).openapi({ example: 'acme' });
 const count = z.number().int().nonnegative();
 const perEntity = <T extends z.ZodType>(t: T) => z.object({ contacts: t, invoices: t, payments: t });
 
+/**
+ * A body of these fields and no other: an unknown one is refused under its own name (the error hook in api.ts gives
+ * each its path), and the message lists the fields there are.
+ */
+const closed = <S extends z.ZodRawShape>(shape: S) =>
+  z.strictObject(shape, { error: (iss) => (iss.code === 'unrecognized_keys' ? `is not a field of this body (its fields: ${Object.keys(shape).join(', ')})` : undefined) });
+/** A query's `limit`: one message, naming the field and the form, whatever is wrong with it (`abc`, 0, 1.5, 1000). */
+const limitParam = (max: number, fallback: number) => {
+  const message = `limit must be an integer from 1 to ${max}`;
+  return z.coerce
+    .number({ error: message })
+    .int(message)
+    .min(1, message)
+    .max(max, message)
+    .default(fallback)
+    .openapi({ param: { name: 'limit', in: 'query' }, example: fallback, description: `how many items a page holds (1-${max}, default ${fallback})` });
+};
+
 export const problemSchema = z
   .object({
-    type: z.string().openapi({ description: '`about:blank`, or `tag:collections-sync,2026:problem/<slug>` (docs/api.md)' }),
+    type: z.enum(PROBLEM_TYPES).openapi({ description: '`about:blank` (the status says it all), or `tag:collections-sync,2026:problem/<slug>` (docs/api.md lists them)' }),
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
@@ -48,7 +69,7 @@ export const runSummarySchema = z
   .object({
     runId: z.string().openapi({ example: 'run-42' }),
     mode: z.enum(RUN_MODES),
-    trigger: z.string().nullable(),
+    trigger: z.enum(SYNC_TRIGGERS).nullable().openapi({ description: 'who asked for the run (external: a job added by code outside collections-sync)' }),
     state: runStateSchema,
     outcome: runOutcomeSchema.nullable(),
     requestedAt: iso.nullable(),
@@ -64,7 +85,7 @@ export const deadLetterSchema = z
     platformId: z.string().optional(),
     place: z.string().optional().openapi({ description: 'where a record without an id was found (file:line, page)' }),
     reason: z.string(),
-    code: z.string(),
+    code: z.enum(DEAD_LETTER_CODES).openapi({ description: 'why: COLLECTIONS_REJECTED the service refused it (422, see detail), COLLECTIONS_HTTP another 4xx, MAPPING_REJECTED the mapping refused it, CONTACT_NOT_MAPPED its contact never arrived, UNSETTLED its write stayed unsettled, BAD_RECORD the platform gave a record that could not be read' }),
     detail: z.unknown().optional().openapi({ description: "the service's 422 detail, when it refused the record" }),
     runId: z.string().openapi({ description: 'the last run that tried the record: `lastRunId`, kept for clients written before it', deprecated: true }),
     firstRunId: z.string().openapi({ description: 'the run that made this dead letter (it stays however often later runs try the record)' }),
@@ -76,12 +97,15 @@ export const deadLetterSchema = z
   })
   .openapi('DeadLetter');
 
+/** What a run's `phase` says (the worker writes the entity it pushes, or the limit that rescheduled it: jobs/sync/processor.ts). */
+export const RUN_PHASES = [...ENTITIES, ...(['minute', 'day', 'concurrent', 'app'] as const).map((scope) => `rescheduled: platform ${scope} limit` as const)] as const;
+
 const countsSchema = z.record(z.string(), z.number().int());
 
 export const runSchema = runSummarySchema
   .extend({
     tenantId,
-    phase: z.string().nullable(),
+    phase: z.enum(RUN_PHASES).nullable().openapi({ description: 'a running run: the entity it pushes; a run a platform limit stopped: rescheduled until the limit frees' }),
     lastProgressAt: iso.nullable().openapi({ description: 'running: when the run last made progress (a record decided, a request answered, a page read), as the stall watchdog saw it' }),
     waitingOn: z.string().nullable().openapi({ description: 'running and quiet for a while: where the run waits (its waits by kind, request slots, window)' }),
     stalls: z
@@ -151,12 +175,11 @@ export const deadLetterPageSchema = z
   .object({ items: z.array(deadLetterSchema), next: z.string().nullable().openapi({ description: 'pass as `cursor` for the next (older) page; null: the last page' }) })
   .openapi('DeadLetterPage');
 
-export const runRequestSchema = z
-  .strictObject({
-    mode: z.enum(['incremental', 'full', 'reconcile']),
-    since: z.iso.date().optional().openapi({ description: 'with mode full: only records updated on or after this date (YYYY-MM-DD)', example: '2026-01-01' }),
-  })
-  .refine((b) => b.since === undefined || b.mode === 'full', { message: 'since goes with mode full only', path: ['since'] })
+export const runRequestSchema = closed({
+  mode: z.enum(['incremental', 'full', 'reconcile'], { error: 'mode must be one of incremental, full, reconcile' }),
+  since: z.iso.date({ error: 'since must be a date, YYYY-MM-DD' }).optional().openapi({ description: 'with mode full: only records updated on or after this date (YYYY-MM-DD)', example: '2026-01-01' }),
+})
+  .refine(SINCE_RULE.holds, { message: SINCE_RULE.message, path: [...SINCE_RULE.path] })
   .openapi('RunRequest');
 
 export const runRequestedSchema = z
@@ -171,15 +194,13 @@ export const runRequestedSchema = z
   })
   .openapi('RunRequested');
 
-export const connectLinkRequestSchema = z
-  .strictObject({
-    expires: z.string().regex(/^(\d+(ms|s|m|h|d))+$/).optional().openapi({ description: 'how long the link works (default 7d, at most 30d)', example: '7d' }),
+export const connectLinkRequestSchema = closed({
+    expires: z.string({ error: 'expires must be a duration up to 30d, such as 2h or 7d' }).regex(/^(\d+(ms|s|m|h|d))+$/, 'expires must be a duration up to 30d, such as 2h or 7d').optional().openapi({ description: 'how long the link works (default 7d, at most 30d)', example: '7d' }),
     reconnect: z
-      .boolean()
+      .boolean({ error: 'reconnect must be true or false' })
       .optional()
       .openapi({ description: 'a link that may replace the connection the tenant has (another organisation included); without it a tenant that has one is refused (409 already-connected)' }),
-  })
-  .openapi('ConnectLinkRequest');
+  }).openapi('ConnectLinkRequest');
 
 const linkId = z.string().openapi({ description: 'the link id: names it to revoke it (not a secret; the link itself is)', example: 'Xq3b_2KfLw9Z' });
 
@@ -202,14 +223,14 @@ export const outstandingLinksSchema = z.object({ items: z.array(outstandingLinkS
 export const tenantParams = z.object({ tenantId: z.string().openapi({ param: { name: 'tenantId', in: 'path' }, example: 'acme' }) });
 export const linkParams = tenantParams.extend({ linkId: z.string().openapi({ param: { name: 'linkId', in: 'path' }, example: 'Xq3b_2KfLw9Z' }) });
 export const runParams = tenantParams.extend({ runId: z.string().openapi({ param: { name: 'runId', in: 'path' }, example: 'run-42' }) });
-export const runsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20).openapi({ param: { name: 'limit', in: 'query' }, example: 20 }) });
+export const runsQuery = z.object({ limit: limitParam(100, 20) });
 export const deadLettersQuery = z.object({
   entity: z.enum(ENTITIES).optional().openapi({ param: { name: 'entity', in: 'query' } }),
-  limit: z.coerce.number().int().min(1).max(500).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  limit: limitParam(500, 50),
   cursor: z.string().max(8192).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
 });
 export const tenantsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
+  limit: limitParam(100, 50),
   cursor: z.string().max(512).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
 });
 export const ifMatchHeaders = z.object({

@@ -2,18 +2,21 @@
 import type { z } from '@hono/zod-openapi';
 import type { ConnectionReport } from '../connect/status.js';
 import { nestedCounts } from '../notify/events.js';
-import type { DeadLetterEntry } from '../state/dead-letters.js';
+import { SYNC_TRIGGERS } from '../glossary.js';
+import type { DeadLetterCode, DeadLetterEntry } from '../state/dead-letters.js';
 import type { RunRecord } from '../state/runs.js';
-import type { connectionSchema, deadLetterSchema, runSchema, runSummarySchema } from './schemas.js';
+import { RUN_PHASES, type connectionSchema, type deadLetterSchema, type runSchema, type runSummarySchema } from './schemas.js';
 
 export const isoOf = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : isoOf(ms));
+/** A stored word the document lists as an enum, or null for one it does not (written by an older worker). */
+export const known = <T extends string>(words: readonly T[], word: string | undefined): T | null => (words as readonly string[]).includes(word ?? '') ? (word as T) : null;
 
 export function runSummaryOf(r: RunRecord): z.infer<typeof runSummarySchema> {
   return {
     runId: r.runId,
     mode: r.mode,
-    trigger: r.trigger,
+    trigger: known(SYNC_TRIGGERS, r.trigger),
     state: r.outcome === undefined ? 'running' : 'finished',
     outcome: r.outcome ?? null,
     requestedAt: isoOrNull(r.requestedAt),
@@ -31,7 +34,7 @@ export function runOf(tenantId: string, r: RunRecord, deadLetters: { items: Dead
   return {
     ...runSummaryOf(r),
     tenantId,
-    phase: r.phase ?? null,
+    phase: known(RUN_PHASES, r.phase),
     lastProgressAt: r.outcome === undefined ? isoOrNull(r.progressAt) : null,
     waitingOn: r.outcome === undefined && r.waiting ? r.waiting : null,
     stalls: r.stalls ? { count: r.stalls.count, lastAt: isoOf(r.stalls.at), lastReason: r.stalls.reason } : null,
@@ -50,7 +53,8 @@ export function deadLetterOf(d: DeadLetterEntry): z.infer<typeof deadLetterSchem
     ...(d.platformId !== undefined ? { platformId: d.platformId } : {}),
     ...(d.place !== undefined ? { place: d.place } : {}),
     reason: d.reason,
-    code: d.code,
+    // Every writer passes a DeadLetterCode (jobs/sync/dead-letters.ts).
+    code: d.code as DeadLetterCode,
     ...(d.detail !== undefined ? { detail: d.detail } : {}),
     runId: d.runId,
     firstRunId: d.firstRunId,

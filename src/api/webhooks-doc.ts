@@ -31,6 +31,10 @@ export function registerWebhooks(registry: OpenAPIHono['openAPIRegistry']): void
       path: type,
       operationId: `webhook${pascal(type)}`,
       summary: SUMMARIES[type],
+      description: `Sent to the tenant's receiver (notify.url, else RUN_WEBHOOK_URL), signed (webhook-signature) rather than authenticated: ${SUMMARIES[type]}.`,
+      tags: ['Webhooks'],
+      // The receiver checks the signature; no credential of the API is sent.
+      security: [],
       request: {
         headers,
         body: { required: true, content: { 'application/json': { schema: webhookPayloadSchema(type, eventDataSchemas[type]).openapi(`${pascal(type)}Webhook`) } } },

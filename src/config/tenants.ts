@@ -70,7 +70,7 @@ const scheduleSchema = z
     cron: z.string().min(9).optional(),
     tz: z.string().min(1).refine(isTimeZone, 'not a time zone: use an IANA name such as Asia/Riyadh, or UTC').optional(),
     /** The full pass over open invoices (default daily). */
-    reconcileEvery: durationMs.default(86_400_000),
+    reconcileEvery: durationMs.prefault('1d'),
   })
   .superRefine((s, ctx) => {
     if (s.every !== undefined && s.cron !== undefined) ctx.addIssue({ code: 'custom', message: 'give `every` or `cron`, not both' });
@@ -120,7 +120,8 @@ export const tenantSchema = z.strictObject({
     authUrl: secretSafeUrl.optional(),
   }),
   platform: platformSchema,
-  schedule: scheduleSchema.default({ reconcileEvery: 86_400_000 }),
+  // Defaults as the file writes them (`1d`), read as any value is: a schema's document shows a default of its input type.
+  schedule: scheduleSchema.prefault({}),
   /** Requests in flight to the service for this tenant (overrides TENANT_INFLIGHT_LIMIT). */
   inFlightLimit: z.number().int().min(1).max(1024).optional(),
   calls: callsSchema.default({ defaultRegion: 'SA', requestSize: 50 }),

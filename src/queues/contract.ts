@@ -53,7 +53,7 @@ export interface JobContract {
 
 const REFUSED = [
   'a job name other than the one above',
-  'data that does not match the schema (a missing or unknown field, a trigger not listed, a requestedAt that is not whole epoch milliseconds from 2000 to 2100)',
+  'data that does not match the schema (a missing or unknown field, a trigger not listed, `since` with a mode other than full, a requestedAt that is not whole epoch milliseconds from 2000 to 2100)',
 ];
 
 function outsideJob<K extends JobKey>(key: K): OutsideJob | undefined {

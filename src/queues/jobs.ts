@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
+import { SINCE_RULE, SYNC_TRIGGERS } from '../glossary.js';
 import { refreshRequestSchema } from '../auth/refresh-request.js';
 import { callOverridesSchema, campaignIdSchema, overdueCriteriaSchema } from '../calls/types.js';
 import { uuid } from '../collections/schemas.js';
@@ -35,8 +36,7 @@ const epochMs = (what: string) =>
     .max(EPOCH_MS_MAX, `must be epoch milliseconds, at most 2100-01-01 (${EPOCH_MS_MAX}); microseconds or nanoseconds are too large`)
     .describe(what);
 
-/** Who asks for a sync run (kept in the run history). `external`: code outside collections-sync (decision 112). */
-export const SYNC_TRIGGERS = ['schedule', 'cli', 'reconcile', 'api', 'webhook', 'connect', 'test', 'external'] as const;
+export { SYNC_TRIGGERS, SINCE_RULE } from '../glossary.js';
 
 const syncJobSchema = z.strictObject({
   tenantId: tenantIdSchema.describe('a tenant id of the tenants file'),
@@ -48,7 +48,7 @@ const syncJobSchema = z.strictObject({
     })
     .describe('who asked for the run, kept in the run history: "external" for jobs added by code outside collections-sync'),
   requestedAt: epochMs('when the run was asked for, in epoch milliseconds (Date.now()); runs started for a request are found by it'),
-});
+}).refine(SINCE_RULE.holds, { message: SINCE_RULE.message, path: [...SINCE_RULE.path] });
 
 const scheduleTickSchema = z.strictObject({
   tenantId: tenantIdSchema,

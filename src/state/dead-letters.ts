@@ -22,6 +22,14 @@ const DETAIL_PREVIEW_CHARS = 2048;
 
 const entitySchema = z.enum(ENTITIES);
 
+/**
+ * Why a record is a dead letter (`code`), every one the sync writes: the service refused it (422: its `detail`
+ * says why; another 4xx), the mapping refused it, its invoice's contact never arrived, its write stayed unsettled,
+ * or the platform gave a record that could not be read (no record kept: the source needs fixing).
+ */
+export const DEAD_LETTER_CODES = ['COLLECTIONS_REJECTED', 'COLLECTIONS_HTTP', 'MAPPING_REJECTED', 'CONTACT_NOT_MAPPED', 'UNSETTLED', 'BAD_RECORD'] as const;
+export type DeadLetterCode = (typeof DEAD_LETTER_CODES)[number];
+
 export const deadLetterSchema = z
   .object({
     entity: entitySchema,
@@ -177,7 +185,7 @@ export class DeadLetterStore {
   /**
    * One page, newest first (one round trip): entries strictly older than `before` (the `next` of the previous page:
    * an index member, stable while entries come and go), and within `[from, until]` (ms of their last attempt) when
-   * given. `next` is there when the page is full (a following page may be empty).
+   * given. `next` is there when more entries follow (the page looks one entry ahead): on the last page it is absent.
    */
   async page(
     tenant: string,
@@ -187,8 +195,8 @@ export class DeadLetterStore {
     const upper = options.until === undefined ? '+' : `(${pad(Math.floor(options.until) + 1)}`;
     const max = options.before === undefined ? upper : upper === '+' || options.before < upper.slice(1) ? `(${options.before}` : upper;
     const min = options.from === undefined ? '-' : `[${pad(Math.max(0, Math.floor(options.from)))}`;
-    const { entries, last } = await this.range(tenant, options.entity, 'rev', min, max, 0, limit);
-    return last !== undefined && entries.length >= limit ? { entries, next: last } : { entries };
+    const { entries, members } = await this.range(tenant, options.entity, 'rev', min, max, 0, limit + 1);
+    return entries.length > limit ? { entries: entries.slice(0, limit), next: members[limit - 1] as string } : { entries };
   }
 
   /** Whether `cursor` has the shape of an index member (`<15 digits>|<entry key>`): a paging cursor to pass back. */
@@ -243,12 +251,14 @@ export class DeadLetterStore {
     max: string,
     offset: number,
     limit: number,
-  ): Promise<{ entries: DeadLetterEntry[]; last?: string }> {
+  ): Promise<{ entries: DeadLetterEntry[]; last?: string; members: string[] }> {
     const keys = this.keys(tenant);
     const index = entity === undefined ? keys[1] : keys[1 + entityIndex(entity)];
     const hash = keys[0] as string;
     const flat = (await RANGE.run(this.redis, [hash, index as string], [dir, min, max, offset, limit])) as string[];
     const entries: DeadLetterEntry[] = [];
+    /** The index member of each entry, in order. */
+    const members: string[] = [];
     let last: string | undefined;
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const member = flat[i] as string;
@@ -256,8 +266,9 @@ export class DeadLetterStore {
       last = member;
       if (raw === '') continue; // index ahead of the hash: never written so, but harmless to skip
       entries.push(decode(hash, member.slice(16), raw));
+      members.push(member);
     }
-    return last === undefined ? { entries } : { entries, last };
+    return last === undefined ? { entries, members } : { entries, last, members };
   }
 }
 

@@ -36,6 +36,7 @@ import { createBoundedServer, DEFAULT_SERVER_LIMITS, listen, MinuteLimiter, type
 import { parseJsonBounded } from '../json-bounded.js';
 import type { Logger } from '../logger.js';
 import { readBody, type BodyRead } from './body.js';
+import { requestIdOf } from '../request-id.js';
 import { RefusalLog } from './refusal-log.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -166,6 +167,7 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
     return deny(tenant, r.kind === 'too_large' ? 'too_large' : 'too_slow');
   };
   const app = new Hono<Env>();
+  app.use('*', answerHeaders);
 
   app.post('/webhooks/calls/:tenant', async (c) => {
     const deadlineAt = Date.now() + limits.requestTimeoutMs;
@@ -213,6 +215,18 @@ export function webhookApp(o: WebhookServerOptions): Hono<Env> {
   });
   return app;
 }
+
+/**
+ * What every answer of the public server carries: its `Request-Id` (request-id.ts), and on a 401 the scheme to
+ * authenticate with (RFC 6750: `WWW-Authenticate: Bearer`, with `error="invalid_token"` when a Bearer token was sent
+ * and refused). Both depend on the request alone, so the one 401 still says nothing of why (decision 0231).
+ */
+const answerHeaders = async (c: Context<Env>, next: () => Promise<void>): Promise<void> => {
+  const id = requestIdOf(c.req.raw);
+  await next();
+  c.header('request-id', id);
+  if (c.res.status === 401) c.header('www-authenticate', bearerOf(c.req.header('authorization')) === undefined ? 'Bearer' : 'Bearer error="invalid_token"');
+};
 
 interface RouteTools {
   limits: ServerLimits;

@@ -135,6 +135,7 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
           ...(app.tokenBox !== undefined ? { sealer: app.tokenBox } : {}),
           redis: app.redis,
           prefix: env.KEY_PREFIX,
+          publicUrl: env.PUBLIC_URL,
           stores: app.stores,
           syncQueue: app.queues.sync,
           tenant: (id) => app.tenant(id),

@@ -74,15 +74,18 @@ describe('the control API', () => {
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
-  /** An answer without the headers that differ between any two answers. */
-  const shape = (a: Answer) => ({ status: a.status, text: a.text, headers: Object.fromEntries([...a.headers].filter(([k]) => k !== 'date')) });
+  /** An answer without the headers that differ between any two answers (the date, each answer's own Request-Id). */
+  const shape = (a: Answer) => ({ status: a.status, text: a.text, headers: Object.fromEntries([...a.headers].filter(([k]) => k !== 'date' && k !== 'request-id')) });
 
-  it('serves a valid OpenAPI 3.1 document, the one committed in docs/openapi.json', async () => {
+  it('serves a valid OpenAPI 3.1 document, the one committed in docs/openapi.json, without a key, its servers this worker\'s PUBLIC_URL', async () => {
     expect(await validateDocument(doc)).toEqual({ valid: true });
     expect(JSON.parse(await readFile(new URL('../../docs/openapi.json', import.meta.url), 'utf8'))).toEqual(doc);
-    const served = await api.call('GET', '/v1/openapi.json', { key: FULL });
-    expect(served.status).toBe(200);
-    expect(served.body).toEqual(doc);
+    const mine = { ...(JSON.parse(JSON.stringify(doc)) as Record<string, unknown>), servers: [{ url: publicUrl, description: 'this worker (PUBLIC_URL)' }] };
+    for (const key of [FULL, undefined, 'wrong-key-Zk8Rt3Wq7Xb2Nm5Lv9Hc4Jp6Fs']) {
+      const served = await api.call('GET', '/v1/openapi.json', key === undefined ? {} : { key });
+      expect(served.status).toBe(200);
+      expect(served.body).toEqual(mine);
+    }
   });
 
   it('answers every route without a key, or with a wrong one, with the public server\'s one 401 (a problem)', async () => {
@@ -91,8 +94,10 @@ describe('the control API', () => {
     expect(JSON.parse(one.text)).toEqual({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'unauthorized' });
     expect(one.headers['content-type']).toBe('application/problem+json');
     expect(one.headers['connection']).toBe('close');
+    // RFC 6750: the scheme, and `invalid_token` once a token was sent (the rest of the answer is the one 401).
+    expect(one.headers['www-authenticate']).toBe('Bearer');
     const calls: [string, string, unknown?][] = [
-      ['GET', '/v1/openapi.json'],
+      ['POST', '/v1/openapi.json'],
       ['GET', '/v1/tenants'],
       ['GET', '/v1/tenants/acme'],
       ['POST', '/v1/tenants/acme/runs', { mode: 'full' }],
@@ -112,7 +117,8 @@ describe('the control API', () => {
     for (const [method, path, body] of calls) {
       for (const key of [undefined, 'wrong-key-Zk8Rt3Wq7Xb2Nm5Lv9Hc4Jp6Fs', `${FULL}x`]) {
         const got = await api.call(method, path, { ...(key !== undefined ? { key } : {}), ...(body !== undefined ? { body } : {}) });
-        expect(shape(got), `${method} ${path} ${key ?? '(no key)'}`).toEqual(one);
+        const expected = key === undefined ? one : { ...one, headers: { ...one.headers, 'www-authenticate': 'Bearer error="invalid_token"' } };
+        expect(shape(got), `${method} ${path} ${key ?? '(no key)'}`).toEqual(expected);
       }
     }
     expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed', 'active')).toEqual({ waiting: 0, delayed: 0, active: 0 });
@@ -163,27 +169,40 @@ describe('the control API', () => {
     const missing = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: {} });
     expect(missing.status).toBe(422);
     expect(missing.body.errors?.map((e) => `${e.in} ${e.path.join('.')}`)).toEqual(['body mode']);
+    expect(missing.body.errors?.[0]?.message).toBe('mode must be one of incremental, full, reconcile');
+    // Each field named, an unknown one under its own name, with the form it takes.
     const wrong = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'sideways', since: '2026-13-01', extra: 1 } });
     expect(wrong.status).toBe(422);
-    expect(wrong.body.errors?.map((e) => e.path.join('.')).sort()).toEqual(['', 'mode', 'since'].sort());
+    expect(Object.fromEntries((wrong.body.errors ?? []).map((e) => [e.path.join('.'), e.message]))).toEqual({
+      extra: 'extra is not a field of this body (its fields: mode, since)',
+      mode: 'mode must be one of incremental, full, reconcile',
+      since: 'since must be a date, YYYY-MM-DD',
+    });
     const sinceAlone = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'incremental', since: '2026-01-01' } });
     expect(sinceAlone.status).toBe(422);
     expect(sinceAlone.body.errors?.[0]?.path).toEqual(['since']);
+    expect(sinceAlone.body.errors?.[0]?.message).toMatch(/^since goes with mode full only/);
     expect((await api.call('POST', '/v1/tenants/acme/runs', { key: FULL, raw: 'mode=full', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
     const malformed = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, raw: '{"mode":', headers: { 'content-type': 'application/json' } });
     expect(malformed.status).toBe(400);
     expect(malformed.body.type).toBe('tag:collections-sync,2026:problem/malformed-body');
     const big = await api.call('POST', '/v1/tenants/acme/runs', { key: FULL, raw: JSON.stringify({ mode: 'full', pad: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } });
     expect(big.status).toBe(413);
-    const query = await api.call<Problem>('GET', '/v1/tenants/acme/runs?limit=0', { key: FULL });
-    expect(query.status).toBe(400);
-    expect(query.body.errors?.[0]).toMatchObject({ in: 'query', path: ['limit'] });
+    for (const [path, max] of [['/v1/tenants/acme/runs', 100], ['/v1/tenants/acme/dead-letters', 500], ['/v1/tenants', 100]] as const) {
+      for (const limit of ['0', 'abc', '1.5', '100000', '']) {
+        const query = await api.call<Problem>('GET', `${path}?limit=${limit}`, { key: FULL });
+        expect(query.status, `${path}?limit=${limit}`).toBe(400);
+        expect(query.body.errors, `${path}?limit=${limit}`).toEqual([{ in: 'query', path: ['limit'], message: `limit must be an integer from 1 to ${max}` }]);
+      }
+    }
     expect(await rig.app.queues.sync.getJobCounts('waiting', 'delayed', 'active')).toEqual({ waiting: 0, delayed: 0, active: 0 });
   });
 
   it('answers 404 to an unknown path and 405 to another method, once authenticated', async () => {
     const nothing = await api.call<Problem>('GET', '/v1/nothing-here', { key: FULL });
     expect(nothing.status).toBe(404);
+    // It points to the document, where every route is, rather than naming one.
+    expect(nothing.body.detail).toBe('no such route: GET /v1/nothing-here (every route is in the document, GET /v1/openapi.json, served without a key)');
     const method = await api.call<Problem>('DELETE', '/v1/tenants', { key: FULL });
     expect(method.status).toBe(405);
     expect(method.headers.get('allow')).toBe('GET, POST');
@@ -286,7 +305,16 @@ describe('the control API', () => {
     expect((await api.call('GET', '/v1/tenants/acme/dead-letters?entity=widgets', { key: FULL })).status).toBe(400);
   });
 
-  it('requests a replay of the dead letters (202), which runs', async () => {
+  it('requests a replay of the dead letters (202), which runs and says how many it could not replay; refuses a body it has no use for', async () => {
+    // The replay takes no body: one sent (a filter it would ignore) is refused, naming it, whatever its type.
+    for (const [raw, type] of [['{"entity":"invoices"}', 'application/json'], ['entity=invoices', 'text/plain']] as const) {
+      const refused = await api.call<Problem>('POST', '/v1/tenants/acme/dead-letters/replay', { key: FULL, raw, headers: { 'content-type': type } });
+      expect(refused.status, type).toBe(422);
+      expect(refused.body.errors).toEqual([{ in: 'body', path: [], message: 'the body: /v1/tenants/{tenantId}/dead-letters/replay takes none (send the request without one)' }]);
+    }
+    const letters = await api.call<Page>('GET', '/v1/tenants/acme/dead-letters?limit=500', { key: FULL });
+    const left = letters.body.items.filter((d) => !d.replayable).length;
+    expect(left).toBe(BAD);
     const asked = await api.call<Requested>('POST', '/v1/tenants/acme/dead-letters/replay', { key: FULL });
     expect(asked.status).toBe(202);
     expect(asked.body.mode).toBe('replay');
@@ -294,7 +322,67 @@ describe('the control API', () => {
     expect(run.trigger).toBe('api');
     const shown = await api.call<Run>('GET', asked.body.links.run, { key: FULL });
     expect(shown.body.state).toBe('finished');
+    // Letters kept without their record cannot be replayed: the run says how many are left and is partial, as the CLI says.
+    expect(shown.body.outcome).toBe('partial');
+    expect(shown.body.counts.byEntity['contacts']?.['needsSourceFix']).toBe(left);
+    expect((await api.call<Page>('GET', '/v1/tenants/acme/dead-letters?limit=500', { key: FULL })).body.items).toHaveLength(BAD);
   });
+
+  it('ends paging with next null on the last page: limit=1 over three tenants, and dead letters whose last page is full', async () => {
+    const ids: string[] = [];
+    const nexts: (string | null)[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Answer<{ items: { id: string }[]; next: string | null }> = await api.call('GET', `/v1/tenants?limit=1${cursor ? `&cursor=${cursor}` : ''}`, { key: FULL });
+      ids.push(...page.body.items.map((t) => t.id));
+      nexts.push(page.body.next);
+      cursor = page.body.next;
+    } while (cursor !== null && nexts.length < 10);
+    expect(ids).toEqual(['acme', 'beta', 'kiwi']);
+    expect(nexts.map((n) => n === null)).toEqual([false, false, true]);
+    // Dead letters: BAD of them; a page of exactly that many is the last one, and so is the BAD-th page of one.
+    expect((await api.call<Page>('GET', `/v1/tenants/acme/dead-letters?limit=${BAD}`, { key: FULL })).body.next).toBeNull();
+    const pages: Page[] = [];
+    let next: string | null = null;
+    do {
+      const page: Answer<Page> = await api.call<Page>('GET', `/v1/tenants/acme/dead-letters?entity=contacts&limit=1${next ? `&cursor=${next}` : ''}`, { key: FULL });
+      pages.push(page.body);
+      next = page.body.next;
+    } while (next !== null && pages.length < 10);
+    expect(pages.map((p) => p.items.length)).toEqual(Array.from({ length: BAD }, () => 1));
+    expect(new Set(pages.map((p) => p.items[0]?.key)).size).toBe(BAD);
+  });
+
+  it('gives every answer a Request-Id: the caller\'s when sane (Request-Id, else X-Request-Id), else its own; logged on the request\'s line', async () => {
+    const mine = await api.call('GET', '/v1/tenants/acme', { key: FULL, headers: { 'request-id': 'order-7781.lookup:2' } });
+    expect(mine.headers.get('request-id')).toBe('order-7781.lookup:2');
+    const x = await api.call('GET', '/v1/tenants/acme', { key: FULL, headers: { 'x-request-id': 'b3f1c0de-9a7e-4c1a-8f00-5e1d2c3b4a59' } });
+    expect(x.headers.get('request-id')).toBe('b3f1c0de-9a7e-4c1a-8f00-5e1d2c3b4a59');
+    for (const insane of ['has space', 'quote"d', 'x'.repeat(129), 'semi;colon', '{"json":1}']) {
+      const got = await fetch(`${base}/v1/tenants/acme`, { headers: { authorization: `Bearer ${FULL}`, 'request-id': insane } });
+      expect(got.headers.get('request-id'), insane).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+    }
+    const two = await Promise.all([api.call('GET', '/v1/nothing', { key: FULL }), api.call('GET', '/v1/tenants'), api.call('GET', '/v1/openapi.json')]);
+    for (const a of two) expect(a.headers.get('request-id')).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+    expect(new Set(two.map((a) => a.headers.get('request-id'))).size).toBe(3);
+    const line = rig.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'api request' && l['requestId'] === 'order-7781.lookup:2');
+    expect(line).toMatchObject({ route: '/v1/tenants/{tenantId}', status: 200, key: 'full' });
+  });
+
+  it('makes a connect link from no body, an empty JSON body or {} alike (the body is optional, as the document says)', async () => {
+    const doc = openApiDocument() as { paths: Record<string, { post?: { requestBody?: { required?: boolean } } }> };
+    expect(doc.paths['/v1/tenants/{tenantId}/connect-links']?.post?.requestBody?.required).toBe(false);
+    for (const o of [{}, { raw: '', headers: { 'content-type': 'application/json' } }, { body: {} }]) {
+      const made = await api.call<Link>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, ...o });
+      expect(made.status, JSON.stringify(o)).toBe(201);
+      expect(Date.parse(made.body.expiresAt) - Date.now()).toBeGreaterThan(6 * 86_400_000);
+    }
+    // A run's body is required: an empty one lacks its mode.
+    const run = await api.call<Problem>('POST', '/v1/tenants/acme/runs', { key: FULL, raw: '', headers: { 'content-type': 'application/json' } });
+    expect(run.status).toBe(422);
+    expect(run.body.errors?.[0]?.path).toEqual(['mode']);
+  });
+
 
   it('makes a connect link for a Xero tenant, and says why not for a file tenant or a bad expiry', async () => {
     const made = await api.call<Link>('POST', '/v1/tenants/kiwi/connect-links', { key: FULL, body: { expires: '2h' } });

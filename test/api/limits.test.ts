@@ -92,9 +92,10 @@ describe('the control API on its own public server', () => {
     const api = await serve(undefined);
     const one = await api.call('POST', '/webhooks/nowhere', { raw: '{}' });
     for (const path of ['/v1/tenants', '/v1/openapi.json']) {
-      const got = await api.call('GET', path, { key: KEY });
+      // Not the API's answer (it is off): read without the document's check.
+      const got = await fetch(`${api.base}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
       expect(got.status).toBe(401);
-      expect(got.text).toBe(one.text);
+      expect(await got.text()).toBe(one.text);
     }
     const hook = await fetch(`${api.base}/webhooks/calls/acme`, { method: 'POST', body: '{"id":"x"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${SECRET}` } });
     expect(hook.status).toBe(200);

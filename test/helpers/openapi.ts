@@ -12,7 +12,16 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS: its default export arrives as the module object under ESM interop.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>; components: { schemas: Record<string, unknown> } };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }> }>>;
+  components: { schemas: Record<string, unknown> };
+};
+
+/**
+ * The headers of ours an answer may carry only where the document declares them (standard ones, Content-Type,
+ * Cache-Control, Connection, Allow, are HTTP's own). Request-Id must be on every answer.
+ */
+export const DECLARED_HEADERS = ['request-id', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'etag', 'location'] as const;
 
 export async function validateDocument(doc: unknown): Promise<{ valid: boolean; errors?: unknown }> {
   const v = new Validator();
@@ -57,12 +66,12 @@ export class ApiClient {
     const res = await fetch(`${this.base}${path}`, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : o.raw !== undefined ? { body: o.raw } : {}) });
     const text = await res.text();
     const body = (text === '' ? undefined : JSON.parse(text)) as T;
-    this.check(method, path, res.status, res.headers.get('content-type') ?? '', body);
+    this.check(method, path, res.status, res.headers.get('content-type') ?? '', body, res.headers);
     return { status: res.status, headers: res.headers, body, text };
   }
 
-  /** Throws unless the answer is one the document describes. */
-  check(method: string, path: string, status: number, contentType: string, body: unknown): void {
+  /** Throws unless the answer is one the document describes: status, content type, body and (given) headers. */
+  check(method: string, path: string, status: number, contentType: string, body: unknown, headers?: Headers): void {
     const pathOnly = path.split('?')[0] ?? path;
     const template = this.#templates.find((t) => t.pattern.test(pathOnly))?.template;
     const operation = template === undefined ? undefined : this.#doc.paths[template]?.[method.toLowerCase()];
@@ -74,6 +83,12 @@ export class ApiClient {
     } else {
       const response = operation.responses[String(status)];
       if (response === undefined) throw new Error(`${method} ${template}: status ${status} is not in the document (it has ${Object.keys(operation.responses).join(', ')})`);
+      if (headers !== undefined) {
+        const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()));
+        if (headers.get('request-id') === null) throw new Error(`${method} ${template} ${status}: no Request-Id`);
+        for (const h of DECLARED_HEADERS) if (headers.has(h) && !declared.has(h)) throw new Error(`${method} ${template} ${status}: header ${h} is answered but not declared (declared: ${[...declared].join(', ')})`);
+        this.checked.push(`${method} ${template} ${status} headers`);
+      }
       if (response.content === undefined) {
         // A response the document gives no content (204): it must have none.
         if (body !== undefined || type !== '') throw new Error(`${method} ${template} ${status}: the document gives no content, the answer has ${type || 'a body'}`);
@@ -91,6 +106,7 @@ export class ApiClient {
       this.checked.push(`${method} ${template} ${status}`);
       return;
     }
+    if (headers !== undefined && headers.get('request-id') === null) throw new Error(`${method} ${path} ${status}: no Request-Id`);
     const validate = this.#ajv.getSchema(schemaRef) ?? this.#ajv.compile({ $ref: schemaRef });
     if (!validate(body)) throw new Error(`${method} ${path} ${status}: not a Problem: ${this.#ajv.errorsText(validate.errors)}`);
     this.checked.push(`${method} ${path} ${status}`);

@@ -6,8 +6,11 @@
  * bounds (decision 111); the printed deduplication rule is the one the CLI's own jobs use; and the documented Node
  * example ("Enqueueing from other code") runs as written.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +85,8 @@ describe('jobs from outside producers', () => {
       { name: 'backfill', data: { ...good(), mode: 'full' }, reason: /the sync queue runs jobs named "sync-run", not "backfill"/ },
       { name: syncRun.name, data: { ...good(), requestedAt: Math.floor(Date.now() / 1000) }, reason: /invalid sync-run job data: requestedAt: must be epoch milliseconds, from 2000-01-01 .*a value in seconds is a thousand times too small/ },
       { name: syncRun.name, data: { tenantId: 'acme', mode: 'incremental', requestedAt: Date.now() }, reason: /invalid sync-run job data: trigger: required: who asked for the run \("external" for jobs your own code adds\)/ },
+      // One rule with the API's (decision 0235): since bounds a full run only.
+      { name: syncRun.name, data: { ...good(), since: '2026-01-01' }, reason: /invalid sync-run job data: since: since goes with mode full only/ },
     ];
     const before = (await rig.app.stores.runs.recent('acme', 100)).length;
     for (const c of cases) {
@@ -160,14 +165,47 @@ describe('jobs from outside producers', () => {
         child.on('exit', (code) => resolve({ code, stdout, stderr }));
       });
       expect(r.code, r.stderr).toBe(0);
-      const id = /^queued (\S+)$/m.exec(r.stdout)?.[1];
-      expect(id, r.stdout).toBeDefined();
-      const job = await finished((await outside.getJob(id!))!);
-      expect(job.failedReason, job.failedReason).toBeUndefined();
-      const run = (await rig.app.stores.runs.recent('acme', 20)).find((x) => x.runId === `run-${id!}`);
-      expect(run).toMatchObject({ mode: 'full', trigger: 'external', outcome: 'succeeded' });
+      await ranAsExternal(r.stdout);
     } finally {
       await rm(file, { force: true });
     }
   });
+
+  /** The example printed `queued <id>`: that job ran a full run recorded as an external one. */
+  async function ranAsExternal(stdout: string): Promise<void> {
+    const id = /^queued (\S+)$/m.exec(stdout)?.[1];
+    expect(id, stdout).toBeDefined();
+    const job = await finished((await outside.getJob(id!))!);
+    expect(job.failedReason, job.failedReason).toBeUndefined();
+    const run = (await rig.app.stores.runs.recent('acme', 20)).find((x) => x.runId === `run-${id!}`);
+    expect(run).toMatchObject({ mode: 'full', trigger: 'external', outcome: 'succeeded' });
+  }
+
+  it('the documented Node setup runs as written in a fresh folder: its commands (npm init, npm install bullmq ioredis, node) and nothing of this project', async () => {
+    const section = await readFile(fileURLToPath(new URL('../../docs/outside-producers.md', import.meta.url)), 'utf8');
+    const commands = /```sh\n([\s\S]*?)```/.exec(section)?.[1]?.split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+    const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(commands, 'a sh block before the js one').toBeDefined();
+    expect(commands).toContain('npm install bullmq ioredis');
+    // Outside the project: no node_modules above it to resolve bullmq or ioredis from.
+    const dir = await mkdtemp(join(tmpdir(), 'cs-outside-'));
+    await writeFile(join(dir, 'enqueue.mjs'), example!.replace("prefix: 'cs:{sync}'", `prefix: ${JSON.stringify(sync.prefix)}`));
+    try {
+      let last = { stdout: '', stderr: '' };
+      for (const line of commands!) {
+        // As written, but for the address of this test's Redis.
+        last = await sh(line.replace('redis://localhost:6379', redis.url), dir);
+      }
+      await ranAsExternal(last.stdout);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
+
+/** Runs one line with bash in `cwd`, with npm's cache in a folder of its own there (a fresh user's). */
+async function sh(line: string, cwd: string): Promise<{ stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, npm_config_cache: join(cwd, '.npm-cache'), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+  delete env['NODE_PATH'];
+  return promisify(execFile)('bash', ['-c', line], { cwd, env, maxBuffer: 16 * 1024 * 1024, timeout: 180_000 });
+}

@@ -66,7 +66,9 @@ describe('the webhook receiver refuses alike and holds nothing open', () => {
   });
 
   const answer = async (res: Response): Promise<{ status: number; body: string; headers: Record<string, string> }> => {
-    const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== 'date'));
+    // Request-Id differs from one answer to the next by design (each request gets its own).
+    expect(res.headers.get('request-id')).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+    const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== 'date' && k !== 'request-id'));
     return { status: res.status, body: await res.text(), headers };
   };
   const post = (path: string, body: string, headers: Record<string, string>): Promise<Response> => fetch(`${base}${path}`, { method: 'POST', body, headers });
@@ -87,8 +89,10 @@ describe('the webhook receiver refuses alike and holds nothing open', () => {
     for (const [body, headers] of cases) {
       const known = await answer(await post('/webhooks/calls/acme', body, headers));
       const unknown = await answer(await post('/webhooks/calls/nobody', body, headers));
-      expect(known).toEqual(expected);
-      expect(unknown).toEqual(expected);
+      // WWW-Authenticate follows the request alone (RFC 6750: a Bearer token sent and refused is invalid_token).
+      const refused = { ...expected, headers: { ...expected.headers, 'www-authenticate': headers['authorization'] === undefined ? 'Bearer' : 'Bearer error="invalid_token"' } };
+      expect(known).toEqual(refused);
+      expect(unknown).toEqual(refused);
     }
     expect(await answer(await post('/webhooks/elsewhere', '{}', { 'content-type': 'application/json' }))).toEqual(expected);
     expect(await answer(await post('/webhooks/quickbooks', big, { 'content-type': 'application/json', 'intuit-signature': 'AAAA' }))).toEqual(expected);
