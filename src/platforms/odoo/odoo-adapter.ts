@@ -127,7 +127,7 @@ export class OdooAdapter implements PlatformAdapter {
     const page: Page<E> = { records: [], bad: [], ordered: false };
     const outcomes = await this.map(entity, rows, company.id, req.signal);
     outcomes.forEach((outcome, i) => {
-      if (outcome.kind === 'records') (page.records as RecordOf[E][]).push(...(outcome.records as RecordOf[E][]));
+      if (outcome.kind === 'records') page.records.push(...(outcome.records as RecordOf[E][]));
       else {
         const bad: BadRecord = { entity, place: `odoo:${model} ${after === undefined ? 'first page' : `after ${after.w} #${after.i}`} row ${i + 1}`, reason: outcome.reason };
         if (outcome.platformId !== undefined) bad.platformId = outcome.platformId;
