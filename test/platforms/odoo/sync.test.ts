@@ -36,6 +36,8 @@ for (const { version, transport } of [
           { id: 'riyadh', platform: { ...platform, companyId: 1 } },
           { id: 'jeddah', platform: { ...platform, companyId: 2 } },
           { id: 'unnamed', platform },
+          // The same company through another address of the server, with a key Odoo no longer takes.
+          { id: 'expired', platform: { ...platform, url: odoo.url.replace('127.0.0.1', 'localhost'), companyId: 1, apiKey: 'a-key-past-its-three-months' } },
         ],
         env: { SYNC_PAGE_SIZE: '2' },
       });
@@ -130,9 +132,21 @@ for (const { version, transport } of [
       expect(rig.sim.data('client-unnamed').contacts).toEqual([]);
     });
 
+    it('a key Odoo refuses: the run fails at once naming what to do (a new key), with no retry of the refused call', async () => {
+      const before = odoo.requests.length;
+      const run = await rig.sync('expired', 'full');
+      expect(run.outcome).toBe('failed');
+      expect(run.errors?.join(' ')).toContain('was refused');
+      expect(run.errors?.join(' ')).toContain('it needs a new key');
+      // The version, then the one refused call (authenticate over JSON-RPC, the first read over JSON-2): no retries.
+      expect(odoo.requests.slice(before)).toEqual(transport === 'jsonrpc' ? ['POST /jsonrpc -> 200', 'POST /jsonrpc -> 200'] : ['POST /jsonrpc -> 200', 'POST /json/2/res.company/search_read -> 401']);
+      expect(JSON.stringify(run)).not.toContain('a-key-past-its-three-months');
+    });
+
     it('the API key is in no log, run, job or stored key', async () => {
       const everything = [...rig.logs, JSON.stringify(await rig.app.stores.runs.recent('riyadh', 10)), ...(await dumpPrefix(rig.app.redis, rig.env.KEY_PREFIX))].join('\n');
       expect(everything).not.toContain(KEY);
+      expect(everything).not.toContain('a-key-past-its-three-months');
     });
   });
 }
