@@ -109,6 +109,9 @@ export function majorOf(v: z.infer<typeof versionSchema>): number | undefined {
   return Number.isInteger(n) ? n : undefined;
 }
 
+/** `common.authenticate`: the user's id, or `false` (a login or key refused). */
+export const authenticateSchema = z.union([z.number().int().positive(), z.literal(false)]);
+
 /** The error object of both transports: JSON-2's body, JSON-RPC's `error.data`. */
 export const odooErrorSchema = z.looseObject({ name: z.string(), message: z.string().optional() });
 export type OdooError = z.infer<typeof odooErrorSchema>;

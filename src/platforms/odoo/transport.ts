@@ -21,7 +21,7 @@ import { retry } from '../../retry.js';
 import type { Secret } from '../../secret.js';
 import { PlatformError } from '../types.js';
 import { errorName, isTransient, platformPolicy, type RetrySettings } from '../wire.js';
-import { jsonRpcAnswerSchema, majorOf, odooErrorSchema, versionSchema, type OdooError } from './schemas.js';
+import { authenticateSchema, jsonRpcAnswerSchema, majorOf, odooErrorSchema, versionSchema, type OdooError } from './schemas.js';
 
 /** The only methods this worker calls on a model: it never writes, creates, unlinks or runs an action. */
 export const READ_METHODS = ['search_read', 'search_count', 'read'] as const;
@@ -132,10 +132,11 @@ export class OdooClient {
   /** JSON-RPC's uid for the bot user (authenticated once per adapter). */
   private async uid(signal?: AbortSignal): Promise<number> {
     if (this.#uid !== undefined) return this.#uid;
-    const uid = await this.rpc('common.authenticate', 'common', 'authenticate', [this.o.database, this.o.username, this.o.apiKey.reveal(), {}], signal);
-    if (typeof uid !== 'number' || !Number.isInteger(uid) || uid <= 0) throw this.refused(uid === false ? 'authenticate answered false' : 'authenticate gave no user id');
-    this.#uid = uid;
-    return uid;
+    const answer = authenticateSchema.safeParse(await this.rpc('common.authenticate', 'common', 'authenticate', [this.o.database, this.o.username, this.o.apiKey.reveal(), {}], signal));
+    if (!answer.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', 'odoo: common.authenticate answered neither a user id nor false', false);
+    if (answer.data === false) throw this.refused('authenticate answered false');
+    this.#uid = answer.data;
+    return answer.data;
   }
 
   private async rpc(what: string, service: 'common' | 'object', method: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
