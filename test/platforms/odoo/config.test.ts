@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseTenants } from '../../../src/config/tenants.js';
 import { Secret } from '../../../src/secret.js';
+import { publicSettings } from '../../../src/state/tenant-store.js';
 
 const tenant = (id: string, platform: Record<string, unknown>): Record<string, unknown> => ({ id, collections: { clientId: `c-${id}`, clientSecret: `s-${id}-secret` }, platform });
 const base = { kind: 'odoo', url: 'https://acme.odoo.com', database: 'acme', username: 'collections-bot', apiKey: '${ODOO_KEY}' };
@@ -13,7 +14,10 @@ describe('odoo tenants file entry', () => {
     const p = file.tenants[0]!.platform as Record<string, unknown>;
     expect(p['apiKey']).toBeInstanceOf(Secret);
     expect(p['protocol']).toBe('auto');
-    expect([JSON.stringify(file), inspect(file, { depth: 9 }), String(p['apiKey'])].join('\n')).not.toContain('k3y-never-printed');
+    // What the control API shows of a tenant (and seals in Redis for an API tenant): the key's path, never its value.
+    const view = publicSettings(file.tenants[0]!);
+    expect(view.secrets).toContain('platform.apiKey');
+    expect([JSON.stringify(file), inspect(file, { depth: 9 }), String(p['apiKey']), JSON.stringify(view)].join('\n')).not.toContain('k3y-never-printed');
   });
 
   it('refuses plain http to another host, an unknown protocol, a companyId that is not a positive integer, unknown fields', () => {
