@@ -189,7 +189,9 @@ export class OdooClient {
     if (a.status >= 500 || a.status === 429 || a.status === 408) return this.unavailable(what, `answered ${a.status}${json === undefined ? ' (not Odoo: its proxy)' : ''}`);
     if (a.status === 401) return this.thrown(this.refused(`${what} answered 401 ${odooErrorSchema.safeParse(json).data?.message ?? ''}`.trim()));
     if (a.status === 404) {
-      if (transport === 'json2' && what !== 'GET /web/version') return this.thrown(this.missingDatabase(`${what} answered 404`));
+      // The first call of every adapter reads res.company, which every database has: its 404 is the database's.
+      if (transport === 'json2' && what.startsWith('res.company.')) return this.thrown(this.missingDatabase(`${what} answered 404`));
+      if (transport === 'json2' && what !== 'GET /web/version') return this.thrown(new PlatformError('PLATFORM_BAD_RESPONSE', `odoo: ${what} answered 404 at ${this.base}: is the Invoicing (account) app installed in database "${this.o.database}"?`, false));
       return this.thrown(new PlatformError('PLATFORM_BAD_RESPONSE', `odoo: ${what} answered 404 at ${this.base}`, false));
     }
     if (a.status !== 200) {
