@@ -14,6 +14,7 @@ import type { RedisBytesResult } from './sections/redis-bytes.js';
 import type { ScaleOutResult } from './sections/scale-out.js';
 import type { SyncResult } from './sections/sync.js';
 import type { TokenResult } from './sections/tokens.js';
+import type { OdooBenchResult } from './sections/odoo.js';
 import type { ZohoResult } from './sections/zoho.js';
 
 export interface Machine {
@@ -47,6 +48,7 @@ export interface Report {
     flaky?: FlakyResult;
     shedding?: FlakyResult;
     zoho?: ZohoResult;
+    odoo?: OdooBenchResult;
   };
 }
 

@@ -9,7 +9,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -118,6 +118,14 @@ export function tableRows(report: Report): Row[] {
       const what = r.what === 'first' ? `Zoho first sync, ${n(zoho.data.customers)} customers` : `Zoho incremental, ${zoho.config.changedCustomers} customers + ${zoho.config.changedInvoices} invoices changed`;
       rows.push([`${what}: requests to Zoho`, `${n(r.requests.total)} (${n(r.requestsPerRecord, 3)} a record, ${n(r.records)} records; ${r.requests.throttled} 429s)`, `${n(r.minimalRequests)} (minimal)`, `x${n(r.ratioToMinimal, 2)}`]);
       rows.push([`${what}: wall time at ${limit}`, `${n(r.wallMs / 1000, 1)} s`, `${n(r.floorMs / 1000, 1)} s (minimal / limit)`, `x${n(r.wallToFloor, 2)}`]);
+    }
+  }
+  if (odoo) {
+    for (const t of odoo.transports) {
+      for (const r of [t.first, t.incremental]) {
+        const what = r.what === 'first' ? `Odoo ${t.transport} first sync, ${n(odoo.data.customers)} customers` : `Odoo ${t.transport} incremental, ${odoo.config.changedCustomers} customers + ${odoo.config.changedInvoices} invoices changed`;
+        rows.push([`${what}: requests to Odoo`, `${n(r.requests)} (${n(r.requestsPerRecord, 3)} a record, ${n(r.records)} records)`, `${n(r.minimalRequests)} (minimal)`, `x${n(r.ratioToMinimal, 2)}`]);
+      }
     }
   }
   return rows;

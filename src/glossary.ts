@@ -14,7 +14,7 @@
  */
 export const GLOSSARY: readonly { readonly word: string; readonly meaning: string }[] = [
   { word: 'tenant', meaning: 'one account of the collections service plus one platform connection: an entry of the tenants file, with an `id`' },
-  { word: 'platform', meaning: 'where a tenant\'s records come from: a module of src/platforms/registry.ts (`file`, `xero`, `quickbooks`, `zoho-books`, `memory` for tests)' },
+  { word: 'platform', meaning: 'where a tenant\'s records come from: a module of src/platforms/registry.ts (`file`, `xero`, `quickbooks`, `zoho-books`, `odoo`, `memory` for tests)' },
   { word: 'entity', meaning: '`contacts`, `invoices` or `payments`' },
   { word: 'record', meaning: 'one canonical platform record of an entity (its fields: README, "Files"), identified by its platform `id`' },
   { word: 'cursor', meaning: 'where an incremental read resumes: an inclusive (updatedAt, id) position, read from minus a lookback' },

@@ -8,11 +8,12 @@ import type { z } from 'zod';
 import { fileModule } from './file/module.js';
 import { memoryModule } from './memory/module.js';
 import type { PlatformModule } from './module.js';
+import { odooModule } from './odoo/module.js';
 import { quickBooksModule } from './quickbooks/module.js';
 import { xeroModule } from './xero/module.js';
 import { zohoBooksModule } from './zoho-books/module.js';
 
-export const PLATFORMS = [fileModule, memoryModule, xeroModule, quickBooksModule, zohoBooksModule] as const;
+export const PLATFORMS = [fileModule, memoryModule, xeroModule, quickBooksModule, zohoBooksModule, odooModule] as const;
 
 type Module = (typeof PLATFORMS)[number];
 /** A platform's kind, as the tenants file names it. */
