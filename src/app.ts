@@ -261,7 +261,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         // process that saw it); or a chain marked so decrypts again (the old key given back).
         authHooks: {
           onRevoked: (r) => {
-            if (oauthOf(tenant.platform) === undefined) return;
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
           },
           onUndecryptable: (r) => {
@@ -269,8 +268,8 @@ export async function createApp(options: AppOptions): Promise<App> {
             void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'needs_reconnect', reason: r.reason, connection: r.connection, at: r.at }));
           },
           onReadable: (r) => {
-            if (oauthOf(tenant.platform) === undefined) return;
-            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'connected', reason: 'the token chain decrypts again (PLATFORM_TOKEN_KEY_PREVIOUS)', connection: r.connection, at: r.at }));
+            const reason = oauthOf(tenant.platform) === undefined ? 'the platform takes the credentials again' : 'the token chain decrypts again (PLATFORM_TOKEN_KEY_PREVIOUS)';
+            void notify.emit(connectionChangedEvent({ tenantId: tenant.id, platform: tenant.platform.kind, state: 'connected', reason, connection: r.connection, at: r.at }));
           },
         },
       });

@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { tenantIdSchema } from '../config/tenants.js';
 import { ENTITIES, RUN_MODES, type Entity } from '../glossary.js';
-import { OAUTH_KINDS, PLATFORM_KINDS } from '../platforms/registry.js';
+import { PLATFORM_KINDS } from '../platforms/registry.js';
 
 import type { NotifyEventType } from './event-types.js';
 
@@ -67,8 +67,8 @@ export const CONNECTION_STATES = ['connected', 'needs_reconnect', 'revoked'] as 
 
 export const connectionChangedDataSchema = z.strictObject({
   tenantId: tenantIdSchema,
-  /** An OAuth platform's kind (the registry's). */
-  platform: z.enum(OAUTH_KINDS),
+  /** The platform's kind (the registry's): an OAuth platform's grant, or a key-based one's credentials (Odoo). */
+  platform: z.enum(PLATFORM_KINDS),
   /** connected: a connect link completed; needs_reconnect: the platform refused the grant; revoked: `connect revoke`. */
   state: z.enum(CONNECTION_STATES),
   reason: z.string().max(EVENT_ERROR_MAX_CHARS + 3).optional(),

@@ -15,6 +15,6 @@ export const odooModule: PlatformModule<OdooConfig> = {
   createAdapter: (config, deps) =>
     new LazyAdapter('odoo', async () => {
       const { OdooAdapter } = await import('./odoo-adapter.js');
-      return new OdooAdapter({ config, logger: deps.logger.child({ platform: 'odoo' }), redis: deps.redis, prefix: deps.prefix });
+      return new OdooAdapter({ config, logger: deps.logger.child({ platform: 'odoo' }), redis: deps.redis, prefix: deps.prefix, ...(deps.authHooks ? { hooks: deps.authHooks } : {}) });
     }),
 };

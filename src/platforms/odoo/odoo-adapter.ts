@@ -12,6 +12,7 @@ import type { RecordOf } from '../records.js';
 import { PlatformError, PlatformNotConnectedError, type BadRecord, type Page, type PageRequest, type PlatformAdapter } from '../types.js';
 import type { OdooConfig } from './config.js';
 import { mapMove, mapPartner, mapPayment, odooDatetime, personFrom, CHILD_FIELDS, MOVE_FIELDS, PARTNER_FIELDS, PAYMENT_FIELDS, type Outcome } from './mapping.js';
+import { OdooKeyState, odooDatabase, type KeyStateHooks } from './key-state.js';
 import { OdooMemory, odooConnection, type SeenPayment } from './memory.js';
 import { decodeOdooToken, encodeOdooToken, type OdooPosition } from './page-token.js';
 import { companySchema, ODOO_DATETIME, rowsSchema, type OdooCompany } from './schemas.js';
@@ -24,6 +25,8 @@ export interface OdooAdapterOptions {
   redis?: Redis | undefined;
   prefix?: string | undefined;
   http?: Partial<OdooHttpSettings>;
+  /** Told once across the fleet when the key is refused, and when a key works again (connection.changed). */
+  hooks?: KeyStateHooks;
 }
 
 export const DEFAULT_ODOO_PAGE_SIZE = 200;
@@ -61,10 +64,12 @@ export class OdooAdapter implements PlatformAdapter {
   private readonly agent: Agent;
   private readonly logger: Logger | undefined;
   #company: OdooCompany | undefined;
+  readonly #keyState: OdooKeyState | undefined;
   #memory: OdooMemory | undefined;
 
   constructor(private readonly o: OdooAdapterOptions) {
     this.logger = o.logger;
+    this.#keyState = o.redis !== undefined && o.prefix !== undefined ? new OdooKeyState(o.redis, o.prefix, odooDatabase(o.config.url, o.config.database), o.hooks) : undefined;
     this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 10_000 } });
     this.client = new OdooClient({
       url: o.config.url,
@@ -84,7 +89,7 @@ export class OdooAdapter implements PlatformAdapter {
    */
   async company(signal?: AbortSignal): Promise<OdooCompany> {
     if (this.#company !== undefined) return this.#company;
-    const raw = await this.client.call({ model: 'res.company', method: 'search_read', domain: [], fields: ['id', 'name'], limit: MAX_COMPANIES, order: 'id asc' }, signal);
+    const raw = await this.call({ model: 'res.company', method: 'search_read', domain: [], fields: ['id', 'name'], limit: MAX_COMPANIES, order: 'id asc' }, signal);
     const parsed = companySchema.array().safeParse(raw);
     if (!parsed.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', 'odoo: res.company.search_read answered rows that are not companies', false);
     const companies = parsed.data;
@@ -102,13 +107,25 @@ export class OdooAdapter implements PlatformAdapter {
     return company;
   }
 
+  /** One call to Odoo, the key's state kept: a refusal marked (and told once), a key that works again cleared. */
+  private async call(call: OdooCall, signal?: AbortSignal): Promise<unknown> {
+    try {
+      const answer = await this.client.call(call, signal);
+      await this.#keyState?.accepted();
+      return answer;
+    } catch (err) {
+      if (err instanceof PlatformError && err.code === 'PLATFORM_AUTH_FAILED') await this.#keyState?.refused(err.message).catch(() => undefined);
+      throw err;
+    }
+  }
+
   private context(companyId: number): Record<string, unknown> {
     // Multi-company record rules let a user read the companies of `allowed_company_ids` (its default company otherwise).
     return { allowed_company_ids: [companyId] };
   }
 
   private async rows(call: OdooCall, signal?: AbortSignal): Promise<Record<string, unknown>[]> {
-    const raw = await this.client.call(call, signal);
+    const raw = await this.call(call, signal);
     const parsed = rowsSchema.safeParse(raw);
     if (!parsed.success) throw new PlatformError('PLATFORM_BAD_RESPONSE', `odoo: ${call.model}.${call.method} answered something that is not a list of records`, false);
     return parsed.data;

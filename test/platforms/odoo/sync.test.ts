@@ -141,6 +141,11 @@ for (const { version, transport } of [
       // The version, then the one refused call (authenticate over JSON-RPC, the first read over JSON-2): no retries.
       expect(odoo.requests.slice(before)).toEqual(transport === 'jsonrpc' ? ['POST /jsonrpc -> 200', 'POST /jsonrpc -> 200'] : ['POST /jsonrpc -> 200', 'POST /json/2/res.company/search_read -> 401']);
       expect(JSON.stringify(run)).not.toContain('a-key-past-its-three-months');
+      // Told once across runs: connection.changed, needs_reconnect.
+      expect((await rig.sync('expired', 'full')).outcome).toBe('failed');
+      const told = (await rig.app.events.page({ limit: 100, tenants: ['expired'], type: 'connection.changed' })).items.map((e) => e.event);
+      expect(told.map((e) => [e.type, e.data['state'], e.data['platform']])).toEqual([['connection.changed', 'needs_reconnect', 'odoo']]);
+      expect(JSON.stringify(told)).not.toContain('a-key-past-its-three-months');
     });
 
     it('the API key is in no log, run, job or stored key', async () => {
