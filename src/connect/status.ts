@@ -18,7 +18,7 @@ import type { TokenKeys } from '../config/token-key.js';
 import { BindingStore, type Binding } from '../platforms/oauth/binding.js';
 import { TokenCipher } from '../platforms/oauth/cipher.js';
 import { PlatformTokenStore, type StoredTokens } from '../platforms/oauth/token-store.js';
-import { oauthOf, type PlatformKind } from '../platforms/registry.js';
+import { moduleOf, oauthOf, type PlatformKind } from '../platforms/registry.js';
 
 export type ConnectionState = 'connected' | 'awaiting_connection' | 'needs_reconnect';
 
@@ -109,7 +109,12 @@ export async function connectionStates(redis: Redis, prefix: string, tenants: re
   const out: ConnectionReport[] = [];
   for (const t of tenants) {
     const m = oauthOf(t.platform);
-    if (m === undefined) continue;
+    if (m === undefined) {
+      // Credentials in the config (Odoo's key): the module says what Redis knows of them.
+      const keyed = await moduleOf(t.platform).connectionState?.(t.platform, { redis, prefix });
+      if (keyed !== undefined) out.push({ tenant: t.id, platform: t.platform.kind, via: 'tenants file', ...keyed });
+      continue;
+    }
     const kind = t.platform.kind;
     const link = `collections-sync connect link --tenant ${t.id}`;
     // A tenant that has a connection (even a broken one) takes a reconnect link (decision 0160).

@@ -150,4 +150,18 @@ export interface PlatformModule<C extends { readonly kind: string } = { readonly
   check?(config: C, env: { FILE_PLATFORM_ROOT?: string | undefined }): string[];
   createAdapter(config: C, deps: AdapterDeps): PlatformAdapter;
   readonly webhook?: PlatformWebhook<C>;
+  /**
+   * A connection not made with a link (credentials in the tenant's config: Odoo's API key): its state as far as Redis
+   * knows, for `connect status` and the connection-state metric. OAuth platforms' states come from their token chain.
+   */
+  connectionState?(config: C, deps: { redis: Redis; prefix: string }): Promise<KeyConnectionState>;
+}
+
+/** The state of a connection whose credentials are in the tenant's config. */
+export interface KeyConnectionState {
+  state: 'connected' | 'awaiting_connection' | 'needs_reconnect';
+  connection?: string;
+  reason?: string;
+  /** What to do next. */
+  next?: string;
 }

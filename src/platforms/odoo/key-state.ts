@@ -17,8 +17,12 @@ export function odooDatabase(url: string, database: string): string {
   return createHash('sha256').update(`${new URL(url).origin}\n${database}`).digest('hex').slice(0, 24);
 }
 
+/** How long a note of the companies to choose from is kept without a run to renew it. */
+const UNCHOSEN_TTL_S = 7 * 86_400;
+
 export class OdooKeyState {
   readonly #key: string;
+  readonly #unchosen: string;
   #refused: boolean | undefined;
 
   constructor(
@@ -28,6 +32,29 @@ export class OdooKeyState {
     private readonly hooks: KeyStateHooks = {},
   ) {
     this.#key = connectionKey(prefix, connection, 'odoo', 'key-refused');
+    this.#unchosen = connectionKey(prefix, connection, 'odoo', 'companies');
+  }
+
+  /** The database holds several companies and the tenant names none: what a run said (for `connect status`). */
+  async unchosen(message: string): Promise<void> {
+    await this.redis.set(this.#unchosen, message, 'EX', UNCHOSEN_TTL_S);
+  }
+
+  /** A company was chosen (or is the only one). */
+  async chosen(): Promise<void> {
+    await this.redis.del(this.#unchosen);
+  }
+
+  /** What Redis knows of this connection: a refused key, companies to choose from, or nothing against it. */
+  async read(): Promise<{ refused?: { at: number; reason: string }; unchosen?: string }> {
+    const [refused, unchosen] = await Promise.all([this.redis.get(this.#key), this.redis.get(this.#unchosen)]);
+    let parsed: { at: number; reason: string } | undefined;
+    try {
+      parsed = refused === null ? undefined : (JSON.parse(refused) as { at: number; reason: string });
+    } catch {
+      parsed = { at: 0, reason: 'refused' };
+    }
+    return { ...(parsed ? { refused: parsed } : {}), ...(unchosen !== null ? { unchosen } : {}) };
   }
 
   /** The key was refused: marked once (true when this call marked it). */

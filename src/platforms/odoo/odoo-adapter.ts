@@ -101,8 +101,13 @@ export class OdooAdapter implements PlatformAdapter {
       if (company === undefined) throw new PlatformError('PLATFORM_BAD_RESPONSE', `odoo: companyId ${companyId} is not a company the bot user can read in database "${this.o.config.database}" (it can read ${named || 'none'}): fix companyId, or give the user that company (Settings, Users, Allowed Companies)`, false);
     } else if (companies.length === 1) company = companies[0]!;
     else if (companies.length === 0) throw new PlatformError('PLATFORM_BAD_RESPONSE', `odoo: the bot user can read no company in database "${this.o.config.database}"`, false);
-    else throw new PlatformNotConnectedError(`odoo: database "${this.o.config.database}" holds ${companies.length} companies: ${named}; set the tenant's platform.companyId to the one whose receivables this tenant collects`);
+    else {
+      const message = `odoo: database "${this.o.config.database}" holds ${companies.length} companies: ${named}; set the tenant's platform.companyId to the one whose receivables this tenant collects`;
+      await this.#keyState?.unchosen(message);
+      throw new PlatformNotConnectedError(message);
+    }
     this.#company = company;
+    await this.#keyState?.chosen();
     if (this.o.redis !== undefined && this.o.prefix !== undefined) this.#memory = new OdooMemory(this.o.redis, this.o.prefix, odooConnection(this.o.config.url, this.o.config.database, company.id));
     return company;
   }

@@ -10,6 +10,7 @@ import '@hono/zod-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, type TestRedis } from '../../helpers/redis.js';
 import { startRig, type Rig } from '../../helpers/rig.js';
+import { connectionStates } from '../../../src/connect/index.js';
 import { dumpPrefix } from '../xero/harness.js';
 import { FakeOdoo, odooStamp } from './fake-odoo.js';
 import { T0, twoCompanies } from './fixtures.js';
@@ -144,7 +145,17 @@ for (const { version, transport } of [
       // Told once across runs: connection.changed, needs_reconnect.
       expect((await rig.sync('expired', 'full')).outcome).toBe('failed');
       const told = (await rig.app.events.page({ limit: 100, tenants: ['expired'], type: 'connection.changed' })).items.map((e) => e.event);
-      expect(told.map((e) => [e.type, e.data['state'], e.data['platform']])).toEqual([['connection.changed', 'needs_reconnect', 'odoo']]);
+      expect(told.map((e) => [e.type, (e.data as Record<string, unknown>)['state'], (e.data as Record<string, unknown>)['platform']])).toEqual([['connection.changed', 'needs_reconnect', 'odoo']]);
+      // connect status: the refused key, the companies to choose from, and a working connection.
+      const states = await connectionStates(rig.app.redis, rig.env.KEY_PREFIX, ['expired', 'unnamed', 'riyadh'].map((id) => rig.app.tenant(id)!));
+      expect(states.map((r) => [r.tenant, r.platform, r.state])).toEqual([
+        ['expired', 'odoo', 'needs_reconnect'],
+        ['unnamed', 'odoo', 'awaiting_connection'],
+        ['riyadh', 'odoo', 'connected'],
+      ]);
+      expect(states[0]?.next).toContain('new API key');
+      expect(states[1]?.reason).toContain('holds 2 companies: 1 "Riyadh Trading Co.", 2 "Jeddah Branch"');
+      expect(JSON.stringify(states)).not.toContain('a-key-past-its-three-months');
       expect(JSON.stringify(told)).not.toContain('a-key-past-its-three-months');
     });
 
