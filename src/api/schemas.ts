@@ -163,8 +163,9 @@ export const tenantListSchema = z
  * The body of `POST /v1/tenants`: an entry of the tenants file, the very schema the file is read with
  * (src/config/tenants.ts), except that `${VAR}` references are refused (the API takes values, not the worker's environment).
  */
-// A clone: made now, it has `.openapi` whichever module loaded the tenants' schema first (before @hono/zod-openapi extended zod or after).
-export const tenantCreateSchema = tenantEntrySchema.clone().openapi('TenantEntry', { description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
+// zod's own `.meta` (its id names the component): a schema made in another module may predate @hono/zod-openapi's
+// extension of zod (in the built CLI bundle too), so `.openapi` is not called on it.
+export const tenantCreateSchema = tenantEntrySchema.meta({ id: 'TenantEntry', description: 'an entry of the tenants file (docs/connecting.md); `${VAR}` references are refused' });
 
 /** A JSON merge patch (RFC 7396) of a tenant's entry: members to set, `null` to remove one. */
 export const tenantPatchSchema = z
@@ -246,12 +247,12 @@ export const idempotencyHeaders = z.object({
  * (clones, as the tenants' schema above: made before zod was extended, they have no `.openapi`).
  */
 export const eventDataSchemas = {
-  'run.finished': EVENT_DATA_SCHEMAS['run.finished'].clone().openapi('RunFinishedData', { description: 'a sync run ended, whatever its outcome' }),
-  'connection.changed': EVENT_DATA_SCHEMAS['connection.changed'].clone().openapi('ConnectionChangedData', { description: 'a Xero, QuickBooks or Zoho Books connection was made, refused by the platform or revoked' }),
-  'tenant.created': EVENT_DATA_SCHEMAS['tenant.created'].clone().openapi('TenantCreatedData', { description: 'a tenant was created over the API' }),
-  'tenant.updated': EVENT_DATA_SCHEMAS['tenant.updated'].clone().openapi('TenantUpdatedData', { description: 'a tenant was changed over the API: the top-level fields changed, never their values' }),
-  'tenant.deleted': EVENT_DATA_SCHEMAS['tenant.deleted'].clone().openapi('TenantDeletedData', { description: 'a tenant was deleted over the API' }),
-  'webhook.test': EVENT_DATA_SCHEMAS['webhook.test'].clone().openapi('WebhookTestData', { description: 'a test asked for with POST /v1/webhooks/test (never in the event log)' }),
+  'run.finished': EVENT_DATA_SCHEMAS['run.finished'].meta({ id: 'RunFinishedData', description: 'a sync run ended, whatever its outcome' }),
+  'connection.changed': EVENT_DATA_SCHEMAS['connection.changed'].meta({ id: 'ConnectionChangedData', description: 'a Xero, QuickBooks or Zoho Books connection was made, refused by the platform or revoked' }),
+  'tenant.created': EVENT_DATA_SCHEMAS['tenant.created'].meta({ id: 'TenantCreatedData', description: 'a tenant was created over the API' }),
+  'tenant.updated': EVENT_DATA_SCHEMAS['tenant.updated'].meta({ id: 'TenantUpdatedData', description: 'a tenant was changed over the API: the top-level fields changed, never their values' }),
+  'tenant.deleted': EVENT_DATA_SCHEMAS['tenant.deleted'].meta({ id: 'TenantDeletedData', description: 'a tenant was deleted over the API' }),
+  'webhook.test': EVENT_DATA_SCHEMAS['webhook.test'].meta({ id: 'WebhookTestData', description: 'a test asked for with POST /v1/webhooks/test (never in the event log)' }),
 } as const;
 
 export const eventDeliveryViewSchema = z

@@ -37,7 +37,7 @@ export function registerWebhooks(registry: OpenAPIHono['openAPIRegistry']): void
       security: [],
       request: {
         headers,
-        body: { required: true, content: { 'application/json': { schema: webhookPayloadSchema(type, eventDataSchemas[type]).openapi(`${pascal(type)}Webhook`) } } },
+        body: { required: true, content: { 'application/json': { schema: webhookPayloadSchema(type, eventDataSchemas[type]).meta({ id: `${pascal(type)}Webhook` }) } } },
       },
       responses: {
         200: { description: 'any 2xx within NOTIFY_TIMEOUT_MS: delivered' },

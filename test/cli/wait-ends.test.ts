@@ -115,7 +115,7 @@ describe('--wait ends with an outcome', () => {
     const waited = await cli(['dead-letters', 'retry', '--tenant', 'acme', '--wait']).done;
     expect(waited.code, waited.stderr).toBe(3);
     expect(rig.sim.counters().writesCommitted).toBe(writes);
-    expect(waited.stdout).toMatch(/acme: replay run \S+ succeeded; 3 dead letters left/);
+    expect(waited.stdout).toMatch(/acme: replay run \S+ partial; 3 dead letters left/);
     expect(waited.stdout).toContain('  contacts: replayed 1, still failing 0, need the source fixed 3');
     expect(waited.stdout).toMatch(/contacts\.ndjson:\d+: /);
     const json = await cli(['dead-letters', 'retry', '--tenant', 'acme', '--wait', '--json']).done;
