@@ -9,10 +9,11 @@ import type { NaiveConfig } from './sections/naive.js';
 import type { RedisBytesConfig } from './sections/redis-bytes.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
+import type { TenantsConfig } from './sections/tenants.js';
 import type { TokenConfig } from './sections/tokens.js';
 import type { ZohoConfig } from './sections/zoho.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'tenants'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -57,6 +58,7 @@ export interface Plan {
   flaky: FlakyConfig;
   shedding: FlakyConfig;
   zoho: ZohoConfig;
+  tenants: TenantsConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
@@ -66,6 +68,9 @@ const SHEDDING_FAULTS: FlakyConfig['faults'] = { rate429: 0.03, retryAfterS: 1 }
 
 /** A 300-customer Zoho Books organisation; 10 customers and 20 invoices changed before the incremental. */
 const ZOHO: Omit<ZohoConfig, 'limitScale'> = { customers: 300, changedCustomers: 10, changedInvoices: 20, latencyMs: 20, syncConcurrency: 16, runTimeoutMs: 900_000 };
+
+/** Small file tenants (4 contacts: about 17 records each), the service at 5 ms (issue 40). */
+const TENANTS: Omit<TenantsConfig, 'sizes' | 'firstSyncsTimeoutS'> = { contacts: 4, latencyMs: 5, idleS: 10, firstRuns: 20, moreRuns: 150 };
 
 export function plan(quick: boolean): Plan {
   if (quick) {
@@ -89,6 +94,7 @@ export function plan(quick: boolean): Plan {
       flaky: { latencyMs: 10, contacts: 630, rounds: 2, faults: FLAKY_FAULTS },
       shedding: { name: 'shedding', latencyMs: 10, contacts: 630, rounds: 2, faults: SHEDDING_FAULTS },
       zoho: { ...ZOHO, limitScale: 10 },
+      tenants: { ...TENANTS, sizes: [250, 1_000], firstSyncsTimeoutS: 600 },
     };
   }
   return {
@@ -111,5 +117,6 @@ export function plan(quick: boolean): Plan {
     flaky: { latencyMs: 10, contacts: 2_030, rounds: 3, faults: FLAKY_FAULTS },
     shedding: { name: 'shedding', latencyMs: 10, contacts: 2_030, rounds: 3, faults: SHEDDING_FAULTS },
     zoho: { ...ZOHO, limitScale: 1, runTimeoutMs: 480_000 },
+    tenants: { ...TENANTS, sizes: [1_000, 5_000, 10_000, 20_000], firstSyncsTimeoutS: 900 },
   };
 }
