@@ -42,7 +42,8 @@ async function inBatches<T>(items: readonly T[], fn: (item: T) => Promise<void>)
 function inPlace(s: JobSchedulerJson, want: { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }, opts: Record<string, unknown> | undefined): boolean {
   if (typeof s.next !== 'number') return false;
   if (s.every !== want.repeat.every || s.pattern !== want.repeat.pattern || (s.tz ?? undefined) !== (want.repeat.tz ?? undefined)) return false;
-  if (canonicalJson(s.template?.data) !== canonicalJson(want.data)) return false;
+  // BullMQ keeps no data for an empty one (the housekeeping scheduler's {}): read as {}, else it was written at every start.
+  if (canonicalJson(s.template?.data ?? {}) !== canonicalJson(want.data)) return false;
   const had = (s.template?.opts ?? {}) as Record<string, unknown>;
   return Object.entries(opts ?? {}).every(([k, v]) => canonicalJson(had[k]) === canonicalJson(v));
 }
