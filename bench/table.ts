@@ -126,6 +126,7 @@ export function tableRows(report: Report): Row[] {
       rows.push([`${t} tenants: ready (schedules in place)`, `${n(r.readyS, 1)} s (${n(r.schedulerWrites)} schedulers written)`, '<= 10 s', pct(r.readyS / 10)]);
       rows.push([`${t} tenants: restart, nothing changed`, `${n(r.restartReadyS, 1)} s, ${n(r.restartSchedulerWrites)} schedulers written`, '0 written', r.restartSchedulerWrites === 0 ? 'ideal' : n(r.restartSchedulerWrites)]);
       rows.push([`${t} tenants: all first syncs done after ready`, `${n(r.firstSyncsS, 1)} s (median wait ${n(r.medianWaitS, 1)} s)`, `<= ${n((150 * r.tenants) / 10_000, 1)} s (150 s at 10,000)`, pct(r.firstSyncsS / ((150 * r.tenants) / 10_000))]);
+      rows.push([`${t} tenants: Redis after the first syncs, a tenant`, `${n(r.redisKbPerTenant, 1)} KB (${n((r.redisKbPerTenant * 1000) / 1024, 1)} MB per 1,000)`, '', '']);
       rows.push([`${t} tenants: RSS idle / after syncs / peak`, `${n(r.rssIdleMb)} / ${n(r.rssAfterSyncsMb)} / ${n(r.peakRssMb)} MB`, r.tenants === 10_000 ? '<= 300 MB' : '', r.tenants === 10_000 ? pct(r.rssIdleMb / 300) : '']);
     }
     rows.push(['RSS per further tenant (idle, slope; last two sizes)', `${n(tenants.slopeKbPerTenant, 1)} KB (${n(tenants.lastSlopeKbPerTenant, 1)} KB)`, '<= 15 KB', pct(tenants.slopeKbPerTenant / 15)]);

@@ -58,6 +58,8 @@ export interface TenantsRow {
   restartCpuS: number;
   restartSchedulerWrites: number;
   restartRssMb: number;
+  /** Redis `used_memory` (bookkeeping released) once every first sync is done, less before the start, per tenant (KB). */
+  redisKbPerTenant: number;
 }
 
 export interface TenantsRedis {
@@ -115,6 +117,8 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
     LOG_LEVEL: 'info',
   };
   const stores = createStateStores(bench.admin, prefix);
+  await releaseBookkeeping(bench.admin);
+  const usedBefore = await usedMemory(bench.admin);
   const start = async (): Promise<{ worker: BenchWorker; readyMs: number; readyAt: number }> => {
     const t0 = performance.now();
     const worker = await spawnBenchWorker(env, 300_000);
@@ -140,6 +144,8 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
     }
     const waits = [...done.values()].map((at) => (at - first.readyAt) / 1000).sort((a, b) => a - b);
     const afterSyncs = await worker.stats();
+    await releaseBookkeeping(bench.admin);
+    const usedAfter = await usedMemory(bench.admin);
     await sleep((cfg.idleS + 3) * 1000);
     const idle = await worker.stats();
     await worker.stop();
@@ -169,10 +175,11 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
       restartCpuS: cpuS(restart),
       restartSchedulerWrites: restart.schedulerWrites ?? -1,
       restartRssMb: mb(restart.rssBytes),
+      redisKbPerTenant: round((usedAfter - usedBefore) / 1024 / n, 2),
     };
     bench.log(
       `  ${n} tenants: ready ${row.readyS} s (load ${row.loadS}, app ${row.appS}, start ${row.startS} s; ${row.readyCpuS} s CPU; ${row.schedulerWrites} schedulers written), first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s), ` +
-        `RSS ${row.rssAfterSyncsMb} MB after, ${row.rssIdleMb} MB idle (peak ${row.peakRssMb}, live heap ${row.liveHeapIdleMb}); restart ready ${row.restartReadyS} s (start ${row.restartStartS} s, ${row.restartCpuS} s CPU), ${row.restartSchedulerWrites} schedulers written, RSS ${row.restartRssMb} MB`,
+        `RSS ${row.rssAfterSyncsMb} MB after, ${row.rssIdleMb} MB idle (peak ${row.peakRssMb}, live heap ${row.liveHeapIdleMb}); restart ready ${row.restartReadyS} s (start ${row.restartStartS} s, ${row.restartCpuS} s CPU), ${row.restartSchedulerWrites} schedulers written, RSS ${row.restartRssMb} MB; Redis ${row.redisKbPerTenant} KB a tenant`,
     );
     return row;
   } finally {
