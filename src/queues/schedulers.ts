@@ -6,7 +6,9 @@
  * concurrent upserts have made duplicates and stopped schedulers (bullmq #2876, #3381). No deduplication in a
  * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
  */
+import { createHash } from 'node:crypto';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { canonicalJson } from '../canonical-json.js';
 import type { ScheduledClient } from '../auth/refresh-request.js';
 import type { TenantConfig } from '../config/tenants.js';
@@ -72,15 +74,23 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   // BullMQ 6 gives a scheduler's id as `key` (what upsert and remove take); `id` is a leftover of v5's
   // repeatable jobs and is never set (test/queues/schedulers.test.ts holds this).
   const existing = new Map((await queue.getJobSchedulers(0, -1)).filter((s) => s.name === job.name).map((s) => [s.key, s]));
-  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again.
+  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again. Whether the job is
+  // there is one EXISTS of its hash, pipelined (getJobState looked through the wait list, O(waiting jobs) each: a
+  // restart of 10,000 tenants with their first syncs queued spent seconds there). A queue's keys share one hash tag.
+  const candidates = [...schedulers].filter(([id, want]) => {
+    const had = existing.get(id);
+    return had !== undefined && inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined);
+  });
   const live = new Set<string>();
-  await Promise.all(
-    [...schedulers].map(async ([id, want]) => {
-      const had = existing.get(id);
-      if (had === undefined || !inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined)) return;
-      if ((await queue.getJobState(`repeat:${id}:${String(had.next)}`)) !== 'unknown') live.add(id);
-    }),
-  );
+  if (candidates.length > 0) {
+    // ioredis (a Redis or a Cluster: both pipeline alike); BullMQ types it narrower.
+    const pipe = ((await queue.backend.client) as unknown as Redis).pipeline();
+    for (const [id] of candidates) pipe.exists(queue.toKey(`repeat:${id}:${String(existing.get(id)?.next)}`));
+    const replies = (await pipe.exec()) ?? [];
+    candidates.forEach(([id], i) => {
+      if (replies[i]?.[1] === 1) live.add(id);
+    });
+  }
   const upserted = [...schedulers.keys()].filter((id) => !live.has(id));
   const unchanged = schedulers.size - upserted.length;
   await inBatches(upserted, async (id) => {
@@ -99,6 +109,15 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   return { upserted, removed, unchanged };
 }
 
+/**
+ * Where in its interval a tenant's reconcile pass falls (ms): a digest of its id, so 10,000 tenants' passes spread over
+ * the interval instead of all coming at once, and the first does not come at the start when the tenant's first
+ * incremental run (at once, on `every`) reads everything already.
+ */
+export function reconcileOffsetMs(tenantId: string, everyMs: number): number {
+  return 1 + (createHash('sha256').update(tenantId).digest().readUInt32BE(0) % Math.max(1, everyMs - 1));
+}
+
 /** Two schedulers per tenant: incremental runs (`every` or `cron`) and the reconcile pass (`reconcileEvery`). */
 export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonly TenantConfig[], logger?: Logger): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   const wanted = tenants.flatMap((t): WantedScheduler<'tick'>[] => [
@@ -106,7 +125,12 @@ export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonl
       data: { tenantId: t.id, mode: 'incremental' },
       repeat: t.schedule.cron !== undefined ? { pattern: t.schedule.cron, ...(t.schedule.tz ? { tz: t.schedule.tz } : {}) } : { every: t.schedule.every ?? DEFAULT_EVERY_MS },
     },
-    { data: { tenantId: t.id, mode: 'reconcile' }, repeat: { every: t.schedule.reconcileEvery } },
+    // A tenant on `every` runs its first incremental at once (a full read): its reconcile pass falls at its offset.
+    // One on `cron` waits for its pattern: its reconcile pass comes at once, as its first run.
+    {
+      data: { tenantId: t.id, mode: 'reconcile' },
+      repeat: t.schedule.cron !== undefined ? { every: t.schedule.reconcileEvery } : { every: t.schedule.reconcileEvery, offset: reconcileOffsetMs(t.id, t.schedule.reconcileEvery) },
+    },
   ]);
   return ensureSchedulers(scheduleQueue, 'tick', wanted, logger);
 }

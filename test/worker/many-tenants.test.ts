@@ -4,11 +4,16 @@
  * while one of its jobs runs. Real Redis, the simulator over HTTP; the figures themselves are the bench's `tenants`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { reconcileOffsetMs } from '../../src/queues/schedulers.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { testPrefix, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 
 const TENANTS = ['acme', 'beta', 'gamma'].map((id) => ({ id, platform: { kind: 'memory' } }));
+
+const DAY = 86_400_000;
+/** The first reconcile slot of a tenant at or after `at`'s day (its offset into the day). */
+const slotOf = (tenant: string, at: number): number => Math.floor(at / DAY) * DAY + reconcileOffsetMs(tenant, DAY);
 
 /** Schedulers written, from the worker's 'schedulers in place' lines. */
 function schedulerWrites(logs: string[]): number {
@@ -34,6 +39,10 @@ describe('a worker with many tenants', () => {
     rig = await startRig({ redisUrl: redis.url, tenants: TENANTS, sim, env, worker: { schedules: true } });
     // Two ticks a tenant, a refresh a client, the housekeeping pass.
     expect(schedulerWrites(rig.logs)).toBe(TENANTS.length * 3 + 1);
+    // The reconcile passes (every day) fall at each tenant's own offset, not all at the start beside the first runs.
+    const reconcile = (await rig.app.queues.schedule.getJobSchedulers(0, -1)).filter((s) => s.key.endsWith('.reconcile'));
+    expect(reconcile).toHaveLength(TENANTS.length);
+    for (const s of reconcile) expect(s.next).toBe(slotOf(s.key.split('.')[1] ?? '', s.next ?? 0));
     await rig.close();
     rig = await startRig({ redisUrl: redis.url, tenants: TENANTS, sim, env, worker: { schedules: true } });
     expect(rig.logs.join('')).toContain('"schedulers in place"');
