@@ -21,7 +21,7 @@ import { runClusterSection } from './sections/cluster.js';
 import { runCliSection } from './sections/cli.js';
 import { runFlakySection } from './sections/flaky.js';
 import { runZohoSection } from './sections/zoho.js';
-import { runTenantsSection } from './sections/tenants.js';
+import { runTenantsSection, sizesFromEnv } from './sections/tenants.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
       report.sections.zoho = await runZohoSection(bench, p.zoho);
     }
     if (want('tenants')) {
-      log(`tenants: ${p.tenants.sizes.join(' / ')} small file tenants on one worker (schedules in place, ${p.tenants.latencyMs} ms): ready, first syncs, RSS, a restart; one tenant's Redis over ${p.tenants.moreRuns} runs`);
+      log(`tenants: ${sizesFromEnv(p.tenants.sizes).join(' / ')} small file tenants on one worker (schedules in place, ${p.tenants.latencyMs} ms): ready, first syncs, RSS, a restart; one tenant's Redis over ${p.tenants.moreRuns} runs`);
       report.sections.tenants = await runTenantsSection(bench, p.tenants);
     }
   } finally {
