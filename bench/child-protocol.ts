@@ -14,11 +14,14 @@ export const childStatsSchema = z.object({
   rssBytes: z.number(),
   /** After a full collection: the live heap. */
   heapUsedBytes: z.number(),
+  /** Schedulers this process wrote (upserted) since it started, from its 'schedulers in place' log lines (BENCH_COUNT_SCHEDULERS). */
+  schedulerWrites: z.number().optional(),
 });
 export type ChildStats = z.infer<typeof childStatsSchema>;
 
 export const childMessageSchema = z.discriminatedUnion('event', [
-  z.object({ event: z.literal('ready'), pid: z.number() }),
+  /** `timings`: the process's uptime (ms) when its modules were loaded, its app made, its worker started (ready). */
+  z.object({ event: z.literal('ready'), pid: z.number(), timings: z.object({ loadedMs: z.number(), appMs: z.number(), readyMs: z.number() }).optional() }),
   z.object({ event: z.literal('stopped'), pid: z.number() }),
   z.object({ event: z.literal('error'), pid: z.number(), message: z.string() }),
   childStatsSchema,

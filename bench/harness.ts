@@ -92,7 +92,7 @@ export interface TenantSetup {
 }
 
 export const clientIdOf = (tenant: string): string => `client-${tenant}`;
-const secretOf = (tenant: string): string => `secret-${tenant}-bench`;
+export const secretOf = (tenant: string): string => `secret-${tenant}-bench`;
 
 export interface Deployment {
   readonly prefix: string;

@@ -25,6 +25,7 @@ import { runCliSection } from './sections/cli.js';
 import { runFlakySection } from './sections/flaky.js';
 import { runOdooSection } from './sections/odoo.js';
 import { runZohoSection } from './sections/zoho.js';
+import { runTenantsSection, sizesFromEnv } from './sections/tenants.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -95,6 +96,10 @@ async function main(): Promise<void> {
     if (want('odoo')) {
       log(`odoo: a ${p.odoo.customers}-customer Odoo database (company 1 of two) through the double over JSON-RPC (17) and JSON-2 (19), first and incremental sync: requests per record against the minimal`);
       report.sections.odoo = await runOdooSection(bench, p.odoo);
+    }
+    if (want('tenants')) {
+      log(`tenants: ${sizesFromEnv(p.tenants.sizes).join(' / ')} small file tenants on one worker (schedules in place, ${p.tenants.latencyMs} ms): ready, first syncs, RSS, a restart; one tenant's Redis over ${p.tenants.moreRuns} runs`);
+      report.sections.tenants = await runTenantsSection(bench, p.tenants);
     }
   } finally {
     await bench.close();

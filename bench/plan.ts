@@ -9,11 +9,12 @@ import type { NaiveConfig } from './sections/naive.js';
 import type { RedisBytesConfig } from './sections/redis-bytes.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
 import type { SyncConfig } from './sections/sync.js';
+import type { TenantsConfig } from './sections/tenants.js';
 import type { TokenConfig } from './sections/tokens.js';
 import type { OdooBenchConfig } from './sections/odoo.js';
 import type { ZohoConfig } from './sections/zoho.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo', 'tenants'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -59,6 +60,7 @@ export interface Plan {
   shedding: FlakyConfig;
   zoho: ZohoConfig;
   odoo: OdooBenchConfig;
+  tenants: TenantsConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
@@ -71,6 +73,8 @@ const ZOHO: Omit<ZohoConfig, 'limitScale'> = { customers: 300, changedCustomers:
 
 /** A 240-customer Odoo database (company 1 of two); 10 customers and 20 invoices changed before the incremental. */
 const ODOO: OdooBenchConfig = { customers: 240, changedCustomers: 10, changedInvoices: 20, pageSize: 500, syncConcurrency: 16, runTimeoutMs: 300_000 };
+/** Small file tenants (4 contacts: about 17 records each), the service at 5 ms (issue 40). */
+const TENANTS: Omit<TenantsConfig, 'sizes' | 'firstSyncsTimeoutS'> = { contacts: 4, latencyMs: 5, idleS: 10, firstRuns: 20, moreRuns: 150 };
 
 export function plan(quick: boolean): Plan {
   if (quick) {
@@ -95,6 +99,7 @@ export function plan(quick: boolean): Plan {
       shedding: { name: 'shedding', latencyMs: 10, contacts: 630, rounds: 2, faults: SHEDDING_FAULTS },
       zoho: { ...ZOHO, limitScale: 10 },
       odoo: ODOO,
+      tenants: { ...TENANTS, sizes: [250, 1_000], firstSyncsTimeoutS: 600 },
     };
   }
   return {
@@ -118,5 +123,6 @@ export function plan(quick: boolean): Plan {
     shedding: { name: 'shedding', latencyMs: 10, contacts: 2_030, rounds: 3, faults: SHEDDING_FAULTS },
     zoho: { ...ZOHO, limitScale: 1, runTimeoutMs: 480_000 },
     odoo: ODOO,
+    tenants: { ...TENANTS, sizes: [1_000, 5_000, 10_000, 20_000], firstSyncsTimeoutS: 900 },
   };
 }

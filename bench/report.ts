@@ -13,6 +13,7 @@ import type { NaiveResult } from './sections/naive.js';
 import type { RedisBytesResult } from './sections/redis-bytes.js';
 import type { ScaleOutResult } from './sections/scale-out.js';
 import type { SyncResult } from './sections/sync.js';
+import type { TenantsResult } from './sections/tenants.js';
 import type { TokenResult } from './sections/tokens.js';
 import type { OdooBenchResult } from './sections/odoo.js';
 import type { ZohoResult } from './sections/zoho.js';
@@ -49,6 +50,7 @@ export interface Report {
     shedding?: FlakyResult;
     zoho?: ZohoResult;
     odoo?: OdooBenchResult;
+    tenants?: TenantsResult;
   };
 }
 

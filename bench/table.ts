@@ -9,7 +9,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo, tenants } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -127,6 +127,19 @@ export function tableRows(report: Report): Row[] {
         rows.push([`${what}: requests to Odoo`, `${n(r.requests)} (${n(r.requestsPerRecord, 3)} a record, ${n(r.records)} records)`, `${n(r.minimalRequests)} (minimal)`, `x${n(r.ratioToMinimal, 2)}`]);
       }
     }
+  }
+  if (tenants) {
+    for (const r of tenants.rows) {
+      const t = n(r.tenants);
+      rows.push([`${t} tenants: ready (schedules in place)`, `${n(r.readyS, 1)} s (${n(r.schedulerWrites)} schedulers written)`, '<= 10 s', pct(r.readyS / 10)]);
+      rows.push([`${t} tenants: restart, nothing changed`, `${n(r.restartReadyS, 1)} s, ${n(r.restartSchedulerWrites)} schedulers written`, '0 written', r.restartSchedulerWrites === 0 ? 'ideal' : n(r.restartSchedulerWrites)]);
+      rows.push([`${t} tenants: all first syncs done after ready`, `${n(r.firstSyncsS, 1)} s (median wait ${n(r.medianWaitS, 1)} s)`, `<= ${n((150 * r.tenants) / 10_000, 1)} s (150 s at 10,000)`, pct(r.firstSyncsS / ((150 * r.tenants) / 10_000))]);
+      rows.push([`${t} tenants: Redis after the first syncs, a tenant`, `${n(r.redisKbPerTenant, 1)} KB (${n((r.redisKbPerTenant * 1000) / 1024, 1)} MB per 1,000)`, '', '']);
+      rows.push([`${t} tenants: RSS idle / after syncs / peak`, `${n(r.rssIdleMb)} / ${n(r.rssAfterSyncsMb)} / ${n(r.peakRssMb)} MB`, r.tenants === 10_000 ? '<= 300 MB' : '', r.tenants === 10_000 ? pct(r.rssIdleMb / 300) : '']);
+    }
+    rows.push(['RSS per further tenant (idle, slope; last two sizes)', `${n(tenants.slopeKbPerTenant, 1)} KB (${n(tenants.lastSlopeKbPerTenant, 1)} KB)`, '<= 15 KB', pct(tenants.slopeKbPerTenant / 15)]);
+    const r = tenants.redis;
+    rows.push([`one tenant's Redis over ${tenants.config.moreRuns} runs after its ${tenants.config.firstRuns}th`, `+${n(r.growthKb, 1)} KB (runs ${n(r.runsKb[0], 1)} -> ${n(r.runsKb[1], 1)} KB, queues ${n(r.queuesKb[0], 1)} -> ${n(r.queuesKb[1], 1)} KB)`, '<= 16 KB', pct(r.growthKb / 16)]);
   }
   return rows;
 }

@@ -1,8 +1,8 @@
 /**
  * The worker process of the benchmark: the same composition as `collections-sync worker` (createApp +
  * startWorker, metrics on, configuration from the environment and TENANTS_FILE), except that schedules are
- * not upserted (a scheduler with `every` fires at once, which would start runs the benchmark did not ask for)
- * and there is no ops port. Started with `fork` (IPC): it sends `{ event: 'ready' }`, answers
+ * not upserted (a scheduler with `every` fires at once, which would start runs the benchmark did not ask for;
+ * BENCH_SCHEDULES=1 upserts them, as the worker does: the `tenants` section) and there is no ops port. Started with `fork` (IPC): it sends `{ event: 'ready' }`, answers
  * `{ cmd: 'stats' }` with its CPU time (read before the collection), peak RSS and live heap (after a full
  * collection), and closes on `{ cmd: 'stop' }`.
  */
@@ -12,6 +12,7 @@ import type * as Tenants from '../src/config/tenants.js';
 import type * as Logger from '../src/logger.js';
 import type * as Metrics from '../src/ops/metrics.js';
 import type * as Worker from '../src/worker.js';
+import { Writable } from 'node:stream';
 import { parentCommandSchema, type ChildMessage } from './child-protocol.js';
 import { shipped } from './shipped.js';
 
@@ -27,21 +28,40 @@ function send(message: ChildMessage): void {
   process.send?.(message);
 }
 
+let schedulerWrites = 0;
+
+/**
+ * BENCH_COUNT_SCHEDULERS=1: the log lines go through here; 'schedulers in place' lines are counted (their
+ * `upserted`), lines of level warn and above go on to stderr, the rest are dropped (the worker still makes them).
+ */
+const countingDestination = new Writable({
+  write(chunk: Buffer, _enc, done) {
+    for (const line of chunk.toString().split('\n')) {
+      if (line.includes('"schedulers in place"')) schedulerWrites += Number((JSON.parse(line) as { upserted?: number }).upserted ?? 0);
+      else if (/"level":(4|5|6)\d/.test(line)) process.stderr.write(`${line}\n`);
+    }
+    done();
+  },
+});
+
 function stats(): ChildMessage {
   const cpu = process.cpuUsage();
   const usage = process.resourceUsage();
   // Started with --expose-gc: a full collection first, so heapUsed is the live heap, not garbage not yet collected.
   (globalThis as { gc?: () => void }).gc?.();
   const mem = process.memoryUsage();
-  return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed };
+  return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, schedulerWrites };
 }
 
 async function main(): Promise<void> {
+  const loadedMs = process.uptime() * 1000;
   const env = loadEnv();
   const tenants = await loadTenants(env.TENANTS_FILE);
-  const logger = createLogger({ level: env.LOG_LEVEL });
+  const counting = process.env['BENCH_COUNT_SCHEDULERS'] === '1';
+  const logger = createLogger({ level: env.LOG_LEVEL, ...(counting ? { destination: countingDestination } : {}) });
   const app = await createApp({ env, tenants, logger, role: 'worker', metrics: createMetrics() });
-  const worker = await startWorker(app, { schedules: false, opsPort: 0 });
+  const appMs = process.uptime() * 1000;
+  const worker = await startWorker(app, { schedules: process.env['BENCH_SCHEDULES'] === '1', opsPort: 0 });
   for (const w of worker.workers) await w.waitUntilReady();
 
   let stopping = false;
@@ -60,7 +80,7 @@ async function main(): Promise<void> {
       process.send?.({ event: 'stopped', pid: process.pid } satisfies ChildMessage, () => process.exit(0));
     })();
   });
-  send({ event: 'ready', pid: process.pid });
+  send({ event: 'ready', pid: process.pid, timings: { loadedMs, appMs, readyMs: process.uptime() * 1000 } });
 }
 
 main().catch((err: unknown) => {

@@ -10,6 +10,8 @@ const SCRIPT = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
 
 export interface BenchWorker {
   readonly pid: number;
+  /** The process's uptime (ms) when its modules were loaded, its app made, it was ready (from its `ready`). */
+  readonly timings: { loadedMs: number; appMs: number; readyMs: number } | undefined;
   stats(): Promise<ChildStats>;
   stop(): Promise<void>;
   output(): string;
@@ -58,10 +60,11 @@ export async function spawnBenchWorker(env: Record<string, string>, readyTimeout
     });
   const command = (c: ParentCommand): void => void child.send(c);
 
-  await next('ready', readyTimeoutMs);
+  const ready = await next('ready', readyTimeoutMs);
   const pid = child.pid ?? -1;
   return {
     pid,
+    timings: ready.timings,
     output: () => out,
     async stats() {
       const answer = next('stats', 10_000);

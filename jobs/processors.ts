@@ -34,7 +34,25 @@ function syncSettingsOf(env: Env): SyncProcessorDeps['settings'] {
     inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
     runLockTtlMs: env.JOB_LOCK_MS,
     runsKept: env.RUNS_KEPT,
+    runsDetailed: env.RUNS_DETAILED,
+    runsMaxAgeMs: env.RUNS_MAX_AGE_DAYS * 86_400_000,
     stallMs: env.RUN_STALL_S * 1000,
+  };
+}
+
+/**
+ * Holds the job's tenant while it runs (App.hold): a tenant idle for TENANT_IDLE_S has its client, adapter and token
+ * provider dropped, never while one of its jobs uses them.
+ */
+function holding(app: App, processor: Processor): Processor {
+  return async (job, token, signal) => {
+    const tenantId = (job.data as { tenantId?: unknown } | undefined)?.tenantId;
+    const release = typeof tenantId === 'string' ? app.hold(tenantId) : undefined;
+    try {
+      return (await processor(job, token, signal)) as unknown;
+    } finally {
+      release?.();
+    }
   };
 }
 
@@ -62,7 +80,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
   const tenants = { logger, mirror: app.mirror, tenant: (id: string) => app.tenant(id), clientFor: (t: TenantConfig) => app.clientFor(t) };
   return {
     sync: () =>
-      createSyncProcessor({
+      holding(app, createSyncProcessor({
         ...tenants,
         stores: app.stores,
         flags: app.flags,
@@ -84,7 +102,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
               },
             }
           : {}),
-      }),
+      })),
     schedule: () => createScheduleProcessor(app),
     notify: () =>
       createNotifyProcessor({
@@ -119,7 +137,7 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
         logger,
       }),
     calls: () =>
-      createCallsProcessor({
+      holding(app, createCallsProcessor({
         ...tenants,
         redis: app.redis,
         prefix: env.KEY_PREFIX,
@@ -139,6 +157,6 @@ export function createProcessors(app: App, shutdown: AbortSignal): QueueProcesso
               },
             }
           : {}),
-      }),
+      })),
   };
 }

@@ -77,6 +77,18 @@ export interface App {
   setTenants(file: TenantsFile): void;
   clientFor(tenant: TenantConfig): CollectionsClient;
   adapterFor(tenant: TenantConfig): PlatformAdapter;
+  /**
+   * Marks a tenant in use (a job of it running) until the returned function is called: its client, adapter and token
+   * provider are not dropped meanwhile, however long the job takes.
+   */
+  hold(tenantId: string): () => void;
+  /**
+   * Drops the client, adapter and token provider of every tenant not held and not asked for since `now` less
+   * TENANT_IDLE_S (the worker does so on a timer); returns the tenants dropped. They are made again when next asked for.
+   */
+  dropIdle(now?: number): string[];
+  /** How many tenants have a client, an adapter, a token provider made now (what idle tenants must not hold). */
+  tenantObjects(): { clients: number; adapters: number; providers: number };
   close(): Promise<void>;
 }
 
@@ -116,7 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const eviction = await evictionWarning(redis);
   if (eviction !== undefined) logger.warn({ redis: target.display }, eviction);
-  const queues = createQueues(redis, env.KEY_PREFIX, logger, (queue, err) => outage.report(queue, err));
+  const queues = createQueues(redis, env.KEY_PREFIX, logger, (queue, err) => outage.report(queue, err), env.QUEUE_EVENTS_KEPT);
   const stores = createStateStores(redis, env.KEY_PREFIX);
   const mirror = new RecordMirror(redis, env.KEY_PREFIX);
   const flags = new TenantFlags(redis, env.KEY_PREFIX);
@@ -154,6 +166,26 @@ export async function createApp(options: AppOptions): Promise<App> {
   let byId = new Map<string, TenantConfig>(options.tenants.tenants.map((t) => [t.id, t]));
   const clients = new Map<string, { config: TenantConfig; client: CollectionsClient }>();
   const adapters = new Map<string, { config: TenantConfig; adapter: PlatformAdapter }>();
+  // When each tenant's objects were last asked for, and the tenants a running job holds (issue 40: idle tenants hold none).
+  const usedAt = new Map<string, number>();
+  const holds = new Map<string, number>();
+  const idleMs = env.TENANT_IDLE_S * 1000;
+  const dropIdle = (now = Date.now()): string[] => {
+    const dropped: string[] = [];
+    for (const [id, at] of usedAt) {
+      if (holds.has(id) || now - at < idleMs) continue;
+      usedAt.delete(id);
+      clients.delete(id);
+      const a = adapters.get(id);
+      adapters.delete(id);
+      void a?.adapter.close?.();
+      auth.forget(id);
+      dropped.push(id);
+    }
+    return dropped;
+  };
+  const sweep = setInterval(() => dropIdle(), Math.min(60_000, Math.max(1_000, idleMs / 2)));
+  sweep.unref();
   const tenantStore = new TenantStore(redis, env.KEY_PREFIX, tokenBox, {
     logger,
     // A stored tenant changed or went: its client and adapter are made again from its new config when next asked for.
@@ -226,7 +258,22 @@ export async function createApp(options: AppOptions): Promise<App> {
         }
       }
     },
+    hold(tenantId) {
+      holds.set(tenantId, (holds.get(tenantId) ?? 0) + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const n = (holds.get(tenantId) ?? 1) - 1;
+        if (n > 0) holds.set(tenantId, n);
+        else holds.delete(tenantId);
+        usedAt.set(tenantId, Date.now());
+      };
+    },
+    dropIdle,
+    tenantObjects: () => ({ clients: clients.size, adapters: adapters.size, providers: auth.providers() }),
     clientFor(tenant) {
+      usedAt.set(tenant.id, Date.now());
       const cached = clients.get(tenant.id);
       if (cached && cached.config === tenant) return cached.client;
       const client = new CollectionsClient({
@@ -247,6 +294,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       return client;
     },
     adapterFor(tenant) {
+      usedAt.set(tenant.id, Date.now());
       const cached = adapters.get(tenant.id);
       if (cached && cached.config === tenant) return cached.adapter;
       const adapter = createAdapter(tenant.platform, {
@@ -277,6 +325,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       return adapter;
     },
     async close() {
+      clearInterval(sweep);
       await Promise.allSettled([...adapters.values()].map(async (a) => a.adapter.close?.()));
       await auth.close();
       await closeQueues(queues);

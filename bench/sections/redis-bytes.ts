@@ -54,12 +54,12 @@ export interface RedisBytesResult {
 const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
 
 /** Redis's bookkeeping that fills with commands run and does not grow with records (decision 41). */
-async function releaseBookkeeping(redis: Redis): Promise<void> {
+export async function releaseBookkeeping(redis: Redis): Promise<void> {
   await redis.call('SLOWLOG', 'RESET');
   await redis.call('CONFIG', 'RESETSTAT');
 }
 
-async function usedMemory(redis: Redis): Promise<number> {
+export async function usedMemory(redis: Redis): Promise<number> {
   const m = /^used_memory:(\d+)/m.exec(await redis.info('memory'));
   if (!m?.[1]) throw new Error('INFO memory has no used_memory');
   return Number(m[1]);

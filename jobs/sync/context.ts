@@ -27,8 +27,11 @@ export interface SyncSettings {
   pendingMaxWaitMs: number;
   /** After an ambiguous contact create, wait this long before looking the contact up. */
   ambiguousRecheckMs: number;
-  /** Runs kept in the tenant's run history (RUNS_KEPT; default 100). */
+  /** Runs kept in the tenant's run history (RUNS_KEPT; default 50). */
   runsKept?: number;
+  /** Of those, kept in full (RUNS_DETAILED), and the age limit of the rest (RUNS_MAX_AGE_DAYS, in ms; 0: none). */
+  runsDetailed?: number;
+  runsMaxAgeMs?: number;
   /** No request answered for this long: the service is down, and a failing record ends the run (default 60 s). */
   serviceDownMs?: number;
 }

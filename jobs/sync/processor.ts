@@ -183,7 +183,10 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   if (checkpoint && !resume) await cursors.clearCheckpoint(tenant.id);
   // A run keeps its first start time across attempts (a rescheduled or resumed run is the same run).
   const existing = await runs.get(tenant.id, runId);
-  if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt }, deps.settings.runsKept);
+  if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt }, deps.settings.runsKept, {
+      ...(deps.settings.runsDetailed !== undefined ? { detailed: deps.settings.runsDetailed } : {}),
+      ...(deps.settings.runsMaxAgeMs !== undefined ? { maxAgeMs: deps.settings.runsMaxAgeMs } : {}),
+    });
   const cancelled = attempt.cancelled ? [attempt.cancelled] : [];
   const stall = new AbortController();
   // Built after the run's record is started, so a failure here (a platform adapter that cannot be made) must end

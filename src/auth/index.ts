@@ -83,6 +83,13 @@ export interface Auth {
    * Call from the one place schedules are put in place, under its lock.
    */
   applyTenants(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; dropped: string[] }>;
+  /**
+   * Drops a tenant's provider (an idle tenant, issue 40): its pooled leases go back, its client's channel is left
+   * when no other provider of this process listens to it. A later `providerFor` makes a new one.
+   */
+  forget(tenantId: string): void;
+  /** How many providers this process holds. */
+  providers(): number;
   close(): Promise<void>;
 }
 
@@ -152,6 +159,23 @@ export function createAuth(o: CreateAuthOptions): Auth {
       return provider;
     },
     status: (clientKey) => storeOf(clientKey).status(),
+    forget(tenantId) {
+      const p = providers.get(tenantId);
+      if (!p) return;
+      providers.delete(tenantId);
+      const clientKey = p.sig.split('\0')[0] ?? '';
+      void p.provider.close().then(
+        () => {
+          // Another tenant of the same client keeps its store and channel.
+          for (const other of providers.values()) if (other.sig.startsWith(`${clientKey}\0`)) return;
+          const store = stores.get(clientKey);
+          stores.delete(clientKey);
+          if (store) wakeups.release(store.keys.channel);
+        },
+        (err: unknown) => logger.warn({ err, tenant: tenantId }, 'auth: closing an idle provider failed'),
+      );
+    },
+    providers: () => providers.size,
     ensureSchedules(tenants) {
       const clients: ScheduledClient[] = tenants.map((t) => ({ clientKey: clientKeyOf(t), tenantId: t.id }));
       return o.jobs.schedule(clients, settings.scheduleEveryMs);

@@ -92,6 +92,22 @@ export class AuthWakeups {
     return () => listeners.delete(fn);
   }
 
+  /**
+   * Leaves `channel` when nothing of this process listens to or waits on it (an idle tenant's provider closed): the
+   * subscription and its state go; a later `ensure` or `listen` subscribes again.
+   */
+  release(channel: string): void {
+    const s = this.#channels.get(channel);
+    if (!s || s.waiters.size > 0 || s.listeners.size > 0) return;
+    this.#channels.delete(channel);
+    const subscribed = s.subscribed;
+    if (subscribed === null || this.#closed) return;
+    void subscribed.then(async () => {
+      // Asked for again meanwhile: that state subscribed (or will): keep the subscription.
+      if (!this.#channels.has(channel) && !this.#closed) await this.#sub.unsubscribe(channel);
+    }).catch(() => undefined);
+  }
+
   /** Delivers `kind` to this process's waiters of `channel` as if it came from Redis (a lease back in a pool). */
   poke(channel: string, kind: WakeKind): void {
     this.#dispatch(channel, kind);

@@ -121,7 +121,14 @@ export const envSchema = z.object({
    */
   RUN_STALL_S: int(300, 1, 86_400),
   /** Runs kept per tenant in the run history (`status` shows the last ones); starting a run drops the oldest beyond it. */
-  RUNS_KEPT: int(100, 1, 100_000),
+  RUNS_KEPT: int(50, 1, 100_000),
+  /**
+   * Of those, the newest this many keep every detail (errors, unlinked payments, progress); older ones are cut to a
+   * compact line (mode, times, outcome, counts, the first error), so a tenant's history is bounded in bytes (issue 40).
+   */
+  RUNS_DETAILED: int(5, 1, 100_000),
+  /** Runs that started longer ago than this many days are dropped from the history (0 = kept up to RUNS_KEPT). */
+  RUNS_MAX_AGE_DAYS: int(30, 0, 3650),
   /**
    * How often a worker looks for tenants created, changed or removed over the API (one Redis read when none were):
    * a change reaches every worker of the fleet, schedules included, within this and the time to put them in place.
@@ -129,6 +136,13 @@ export const envSchema = z.object({
   TENANT_STORE_POLL_MS: int(1_000, 50, 60_000),
   /** A tenant removed from the store keeps its state (cursors, id maps, dead letters, runs) this many days, then housekeeping purges it; 0 keeps it for good. */
   TENANT_STATE_RETENTION_DAYS: int(30, 0, 3650),
+  /**
+   * A tenant that ran nothing for this many seconds holds no client, adapter or token provider in the worker (they
+   * are made again at its next run): what an idle tenant costs is its config and its schedules (issue 40).
+   */
+  TENANT_IDLE_S: int(600, 1, 86_400),
+  /** Entries kept in each queue's BullMQ event stream (the fleet's, not per tenant; BullMQ's default is 10,000). */
+  QUEUE_EVENTS_KEPT: int(1_000, 100, 1_000_000),
   /** A call campaign's keys (plan, requests, outcomes) expire this many days after it was created. */
   CAMPAIGN_RETENTION_DAYS: int(90, 1, 3650),
   /** A second call to the same number within this many hours is refused. */

@@ -23,11 +23,12 @@ export type Queues = Record<keyof typeof QUEUES, Queue>;
 
 /**
  * The queues. `onError` sees each queue error first and returns true when it has dealt with it (the process's
- * Redis outage log takes connection errors); the rest are logged here.
+ * Redis outage log takes connection errors); the rest are logged here. `eventsKept` (QUEUE_EVENTS_KEPT): entries of
+ * each queue's event stream (BullMQ keeps 10,000 by default, a few MB per queue that a quiet fleet fills too).
  */
-export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger, onError?: (queue: string, err: Error) => boolean): Queues {
+export function createQueues(connection: ConnectionOptions, prefix: string, logger: Logger, onError?: (queue: string, err: Error) => boolean, eventsKept?: number): Queues {
   const make = (name: QueueName): Queue => {
-    const queue = new Queue(name, { connection, prefix: queuePrefix(prefix, name), defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    const queue = new Queue(name, { connection, prefix: queuePrefix(prefix, name), defaultJobOptions: DEFAULT_JOB_OPTIONS, ...(eventsKept !== undefined ? { streams: { events: { maxLen: eventsKept } } } : {}) });
     queue.on('error', (err) => {
       if (!onError?.(name, err)) logger.error({ queue: name, err: err.message }, 'queue error');
     });

@@ -150,6 +150,8 @@ export const JOBS = {
     name: 'schedule-tick',
     schema: scheduleTickSchema,
     schedulerId: (d) => jobId('tick', d.tenantId, d.mode),
+    // A tick done is worth nothing kept (its run is in the run history): two a tenant per interval filled the queue's 500.
+    scheduledOptions: { removeOnComplete: true },
   }),
   /**
    * Housekeeping: drop what would otherwise grow without end (expired dead letters, unknown outcomes of expired

@@ -6,7 +6,9 @@
  * concurrent upserts have made duplicates and stopped schedulers (bullmq #2876, #3381). No deduplication in a
  * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
  */
+import { createHash } from 'node:crypto';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { canonicalJson } from '../canonical-json.js';
 import type { ScheduledClient } from '../auth/refresh-request.js';
 import type { TenantConfig } from '../config/tenants.js';
@@ -27,11 +29,23 @@ export interface WantedScheduler<K extends ScheduledJob> {
   repeat: Omit<RepeatOptions, 'key'>;
 }
 
+/**
+ * Upserts and removals sent at once, per batch: one process putting 30,000 schedulers in place (10,000 tenants) sent
+ * them one round trip after another, most of a start; distinct schedulers may be written side by side (the lock of
+ * src/worker/schedules.ts keeps other processes out), a batch bounds what waits in Redis's input at once.
+ */
+const WRITES_AT_ONCE = 256;
+
+async function inBatches<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += WRITES_AT_ONCE) await Promise.all(items.slice(i, i + WRITES_AT_ONCE).map(fn));
+}
+
 /** Whether a scheduler in place already makes what is wanted (and still has its next job: a live one). */
 function inPlace(s: JobSchedulerJson, want: { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }, opts: Record<string, unknown> | undefined): boolean {
   if (typeof s.next !== 'number') return false;
   if (s.every !== want.repeat.every || s.pattern !== want.repeat.pattern || (s.tz ?? undefined) !== (want.repeat.tz ?? undefined)) return false;
-  if (canonicalJson(s.template?.data) !== canonicalJson(want.data)) return false;
+  // BullMQ keeps no data for an empty one (the housekeeping scheduler's {}): read as {}, else it was written at every start.
+  if (canonicalJson(s.template?.data ?? {}) !== canonicalJson(want.data)) return false;
   const had = (s.template?.opts ?? {}) as Record<string, unknown>;
   return Object.entries(opts ?? {}).every(([k, v]) => canonicalJson(had[k]) === canonicalJson(v));
 }
@@ -60,37 +74,48 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   // BullMQ 6 gives a scheduler's id as `key` (what upsert and remove take); `id` is a leftover of v5's
   // repeatable jobs and is never set (test/queues/schedulers.test.ts holds this).
   const existing = new Map((await queue.getJobSchedulers(0, -1)).filter((s) => s.name === job.name).map((s) => [s.key, s]));
-  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again.
+  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again. Whether the job is
+  // there is one EXISTS of its hash, pipelined (getJobState looked through the wait list, O(waiting jobs) each: a
+  // restart of 10,000 tenants with their first syncs queued spent seconds there). A queue's keys share one hash tag.
+  const candidates = [...schedulers].filter(([id, want]) => {
+    const had = existing.get(id);
+    return had !== undefined && inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined);
+  });
   const live = new Set<string>();
-  await Promise.all(
-    [...schedulers].map(async ([id, want]) => {
-      const had = existing.get(id);
-      if (had === undefined || !inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined)) return;
-      if ((await queue.getJobState(`repeat:${id}:${String(had.next)}`)) !== 'unknown') live.add(id);
-    }),
-  );
-  const upserted: string[] = [];
-  let unchanged = 0;
-  for (const [id, want] of schedulers) {
-    if (live.has(id)) {
-      unchanged += 1;
-      continue;
-    }
+  if (candidates.length > 0) {
+    // ioredis (a Redis or a Cluster: both pipeline alike); BullMQ types it narrower.
+    const pipe = ((await queue.backend.client) as unknown as Redis).pipeline();
+    for (const [id] of candidates) pipe.exists(queue.toKey(`repeat:${id}:${String(existing.get(id)?.next)}`));
+    const replies = (await pipe.exec()) ?? [];
+    candidates.forEach(([id], i) => {
+      if (replies[i]?.[1] === 1) live.add(id);
+    });
+  }
+  const upserted = [...schedulers.keys()].filter((id) => !live.has(id));
+  const unchanged = schedulers.size - upserted.length;
+  await inBatches(upserted, async (id) => {
+    const want = schedulers.get(id)!;
     try {
       await queue.upsertJobScheduler(id, want.repeat, { name: job.name, data: want.data, ...(job.scheduledOptions ? { opts: job.scheduledOptions } : {}) });
     } catch (err) {
       throw new Error(`scheduler ${id}: ${(err as Error).message}`, { cause: err });
     }
-    upserted.push(id);
-  }
-  const removed: string[] = [];
-  for (const id of existing.keys()) {
-    if (schedulers.has(id)) continue;
+  });
+  const removed = [...existing.keys()].filter((id) => !schedulers.has(id));
+  await inBatches(removed, async (id) => {
     await queue.removeJobScheduler(id);
-    removed.push(id);
-  }
+  });
   logger?.info({ job: job.name, upserted: upserted.length, unchanged, removed: removed.slice(0, 20), removedCount: removed.length }, 'schedulers in place');
   return { upserted, removed, unchanged };
+}
+
+/**
+ * Where in its interval a tenant's reconcile pass falls (ms): a digest of its id, so 10,000 tenants' passes spread over
+ * the interval instead of all coming at once, and the first does not come at the start when the tenant's first
+ * incremental run (at once, on `every`) reads everything already.
+ */
+export function reconcileOffsetMs(tenantId: string, everyMs: number): number {
+  return 1 + (createHash('sha256').update(tenantId).digest().readUInt32BE(0) % Math.max(1, everyMs - 1));
 }
 
 /** Two schedulers per tenant: incremental runs (`every` or `cron`) and the reconcile pass (`reconcileEvery`). */
@@ -100,7 +125,12 @@ export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonl
       data: { tenantId: t.id, mode: 'incremental' },
       repeat: t.schedule.cron !== undefined ? { pattern: t.schedule.cron, ...(t.schedule.tz ? { tz: t.schedule.tz } : {}) } : { every: t.schedule.every ?? DEFAULT_EVERY_MS },
     },
-    { data: { tenantId: t.id, mode: 'reconcile' }, repeat: { every: t.schedule.reconcileEvery } },
+    // A tenant on `every` runs its first incremental at once (a full read): its reconcile pass falls at its offset.
+    // One on `cron` waits for its pattern: its reconcile pass comes at once, as its first run.
+    {
+      data: { tenantId: t.id, mode: 'reconcile' },
+      repeat: t.schedule.cron !== undefined ? { every: t.schedule.reconcileEvery } : { every: t.schedule.reconcileEvery, offset: reconcileOffsetMs(t.id, t.schedule.reconcileEvery) },
+    },
   ]);
   return ensureSchedulers(scheduleQueue, 'tick', wanted, logger);
 }

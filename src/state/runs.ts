@@ -1,8 +1,12 @@
 /**
- * Sync-run history, the last RUNS_KEPT runs per tenant. Per run a HASH `runs:<t>:run:<runId>`: `meta`
+ * Sync-run history, the last RUNS_KEPT runs per tenant, bounded in bytes (issue 40). The newest RUNS_DETAILED runs
+ * in full: per run a HASH `runs:<t>:run:<runId>`: `meta`
  * (JSON), `phase`, `progress` (JSON), `outcome`, `finishedAt`, `errors` and `unlinked` (JSON lists, capped)
  * and one `c:<name>` integer field per count, so an increment is a plain HINCRBY. A ZSET `runs:<t>:index`
- * (score = startedAt) orders them; starting a run trims the oldest. A STRING `runs:<t>:last-success` holds the
+ * (score = startedAt) orders them; starting a run cuts the oldest detailed one to a compact line (a JSON array: id,
+ * mode, times, trigger, outcome, the counts not zero, the first error cut to COMPACT_ERROR_MAX_CHARS, how many errors and
+ * unlinked payments were left out) on the LIST `runs:<t>:compact`, newest first, trimmed to the rest of RUNS_KEPT
+ * and to RUNS_MAX_AGE_DAYS. A STRING `runs:<t>:last-success` holds the
  * finishedAt (ms) of the tenant's last run that read every entity to its end (succeeded or partial), for the
  * metric of how far behind the sync is: kept apart from the history, so a scrape reads one key per tenant.
  */
@@ -13,10 +17,24 @@ import { stateKey } from './keys.js';
 import { stateScript } from './script.js';
 import { hgetallFlat, pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
 
-export const RUNS_KEPT = 100;
+export const RUNS_KEPT = 50;
 export const RUN_ERRORS_KEPT = 100;
 export const RUN_ERROR_MAX_CHARS = 1000;
 export const RUN_UNLINKED_KEPT = 1000;
+/** Runs kept in full by default (RUNS_DETAILED); older ones keep a compact line. */
+export const RUNS_DETAILED = 5;
+/** The first error of a run, in its compact line. */
+export const COMPACT_ERROR_MAX_CHARS = 100;
+
+/** How a tenant's history is bounded: runs kept, of which in full, and the age limit of the rest. */
+export interface RunsBound {
+  /** Runs kept in full (RUNS_DETAILED; default 5). */
+  detailed?: number;
+  /** Compact lines of runs that started longer ago than this are dropped (RUNS_MAX_AGE_DAYS; undefined or 0: none). */
+  maxAgeMs?: number;
+  /** The clock of the age limit (tests). */
+  now?: number;
+}
 
 /** The four run modes (src/glossary.ts). `backfill` is a `full` run, never a mode of its own. */
 export const runModeSchema = z.enum(RUN_MODES);
@@ -83,6 +101,20 @@ export const runRecordSchema = runStartSchema.extend({
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
+const compactLineSchema = z.tuple([
+  z.string(),
+  runModeSchema,
+  z.number(),
+  z.string(),
+  z.number().nullable(),
+  runOutcomeSchema.nullable(),
+  z.number().nullable(),
+  z.union([z.literal(0), z.record(z.string(), z.number().int())]),
+  z.string().nullable(),
+  z.number().int().nonnegative(),
+  z.number().int().nonnegative(),
+]);
+
 const START = stateScript('state/lua/runs-start');
 const TRIM = stateScript('state/lua/runs-trim');
 const PATCH = stateScript('state/lua/runs-patch');
@@ -114,22 +146,28 @@ export class RunStore {
     return stateKey(this.prefix, 'runs', tenant, 'run', runId);
   }
 
+  compactKey(tenant: string): string {
+    return stateKey(this.prefix, 'runs', tenant, 'compact');
+  }
+
   lastSuccessKey(tenant: string): string {
     return stateKey(this.prefix, 'runs', tenant, 'last-success');
   }
 
   /**
-   * Records a run's start (a run id seen again starts afresh) and trims the history to `keep` (RUNS_KEPT): one
-   * round trip, and a second once the history is full (the trimmed runs' keys are read first, so the script
-   * that deletes them is given every key it touches). A crash between the two leaves one run too many, trimmed
-   * by the next start.
+   * Records a run's start (a run id seen again starts afresh) and bounds the history: `keep` runs (RUNS_KEPT), the
+   * newest `bound.detailed` in full, the rest as compact lines no older than `bound.maxAgeMs`. One round trip, and a
+   * second once more than `detailed` runs are held (the runs to cut are read first, so the script that cuts them is
+   * given every key it touches). A crash between the two leaves one detailed run too many, cut by the next start.
    */
-  async start(tenant: string, run: RunStart, keep = RUNS_KEPT): Promise<void> {
+  async start(tenant: string, run: RunStart, keep = RUNS_KEPT, bound: RunsBound = {}): Promise<void> {
     const r = runStartSchema.parse(run);
+    const detailed = Math.max(1, Math.min(keep, bound.detailed ?? RUNS_DETAILED));
     const index = this.indexKey(tenant);
-    const excess = z.array(z.string()).parse(await START.run(this.redis, [index, this.runKey(tenant, r.runId)], [r.runId, r.startedAt, JSON.stringify(r), keep]));
+    const excess = z.array(z.string()).parse(await START.run(this.redis, [index, this.runKey(tenant, r.runId)], [r.runId, r.startedAt, JSON.stringify(r), detailed]));
     if (excess.length === 0) return;
-    await TRIM.run(this.redis, [index, ...excess.map((id) => this.runKey(tenant, id))], [keep, ...excess]);
+    const oldest = bound.maxAgeMs ? (bound.now ?? Date.now()) - bound.maxAgeMs : 0;
+    await TRIM.run(this.redis, [index, this.compactKey(tenant), ...excess.map((id) => this.runKey(tenant, id))], [detailed, keep - detailed, oldest, COMPACT_ERROR_MAX_CHARS, ...excess]);
   }
 
   /** Patches a run (one round trip). Returns false when the run is unknown (never started, or trimmed). */
@@ -177,22 +215,33 @@ export class RunStore {
   async get(tenant: string, runId: string): Promise<RunRecord | undefined> {
     const k = this.runKey(tenant, runId);
     const flat = await hgetallFlat(this.redis, k);
-    return this.decode(k, flat);
+    const run = this.decode(k, flat);
+    if (run) return run;
+    // An older run: its compact line, if still kept (at most RUNS_KEPT short lines).
+    const ck = this.compactKey(tenant);
+    const lines = await this.redis.lrange(ck, 0, -1);
+    return lines.map((line) => this.decodeCompact(ck, line)).find((r) => r.runId === runId);
   }
 
   /** The last `limit` runs, newest first (two round trips: the index, then every run it names at once). */
   async recent(tenant: string, limit = 20): Promise<RunRecord[]> {
-    const n = Math.max(0, Math.min(limit, RUNS_KEPT));
+    const n = Math.max(0, limit);
     if (n === 0) return [];
     const ids = await this.redis.zrevrange(this.indexKey(tenant), 0, n - 1);
-    if (ids.length === 0) return [];
-    const keys = ids.map((id) => this.runKey(tenant, id));
-    const reply = (await READ.run(this.redis, keys, [])) as unknown[];
     const out: RunRecord[] = [];
-    keys.forEach((k, i) => {
-      const run = this.decode(k, reply[i]);
-      if (run) out.push(run);
-    });
+    if (ids.length > 0) {
+      const keys = ids.map((id) => this.runKey(tenant, id));
+      const reply = (await READ.run(this.redis, keys, [])) as unknown[];
+      keys.forEach((k, i) => {
+        const run = this.decode(k, reply[i]);
+        if (run) out.push(run);
+      });
+    }
+    // Fewer detailed runs than asked for: the compact lines of older ones follow (newest first).
+    if (ids.length < n) {
+      const ck = this.compactKey(tenant);
+      for (const line of await this.redis.lrange(ck, 0, n - ids.length - 1)) out.push(this.decodeCompact(ck, line));
+    }
     return out;
   }
 
@@ -203,7 +252,27 @@ export class RunStore {
   /** The index, every run hash it names (read first: run keys are not enumerable otherwise), the last success. */
   async keysOf(tenant: string): Promise<string[]> {
     const ids = await this.redis.zrange(this.indexKey(tenant), 0, -1);
-    return [this.indexKey(tenant), ...ids.map((id) => this.runKey(tenant, id)), this.lastSuccessKey(tenant)];
+    return [this.indexKey(tenant), ...ids.map((id) => this.runKey(tenant, id)), this.compactKey(tenant), this.lastSuccessKey(tenant)];
+  }
+
+  /** A compact line (runs-trim.lua) as a run record: what it keeps, lists empty with what they held counted. */
+  private decodeCompact(k: string, line: string): RunRecord {
+    const [runId, mode, startedAt, trigger, requestedAt, outcome, finishedAt, counts, error, errorsOmitted, unlinkedOmitted] = parseJson(compactLineSchema, line, k, 'compact line');
+    const record: Record<string, unknown> = {
+      runId,
+      mode,
+      startedAt,
+      trigger,
+      counts: counts === 0 ? {} : counts,
+      errors: error === null ? [] : [error],
+      errorsOmitted,
+      unlinkedPayments: [],
+      unlinkedOmitted,
+    };
+    if (requestedAt !== null) record['requestedAt'] = requestedAt;
+    if (outcome !== null) record['outcome'] = outcome;
+    if (finishedAt !== null) record['finishedAt'] = finishedAt;
+    return parseValue(runRecordSchema, record, k);
   }
 
   private decode(k: string, flat: unknown): RunRecord | undefined {

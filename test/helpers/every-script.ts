@@ -59,8 +59,8 @@ export async function runEveryScript(redis: Redis, p: string, o: Owners = DEFAUL
   await s.paymentLedger.setMany(tenant, [{ invoiceId: 'i1', paymentId: 'p1', amount: 1, deleted: false }]);
   await s.paymentLedger.totals(tenant, ['i1']);
   await s.paymentLedger.invoicesOf(tenant, ['p1']);
-  // Three runs kept to two: the oldest is trimmed.
-  for (const i of [1, 2, 3]) await s.runs.start(tenant, { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2);
+  // Three runs kept to two, one of them in full: the oldest is trimmed, the second cut to a compact line.
+  for (const i of [1, 2, 3]) await s.runs.start(tenant, { runId: `run-${i}`, mode: 'full', startedAt: i, trigger: 'test' }, 2, { detailed: 1 });
   await s.runs.increment(tenant, 'run-3', { created: 1 });
   await s.runs.finish(tenant, 'run-3', { outcome: 'succeeded', finishedAt: 4, counts: { created: 1 }, errors: [] });
   expect((await s.runs.recent(tenant)).map((r) => r.runId)).toEqual(['run-3', 'run-2']);

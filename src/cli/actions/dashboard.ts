@@ -45,7 +45,7 @@ export async function dashboard(o: { port?: string; host: string }): Promise<voi
   const target = redisTargetOf(env);
   const redis = await connectRedis(createRedis(target, 'worker'), target);
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
-  const queues = createQueues(redis, env.KEY_PREFIX, logger);
+  const queues = createQueues(redis, env.KEY_PREFIX, logger, undefined, env.QUEUE_EVENTS_KEPT);
   const board = await startDashboard({
     queues: Object.values(queues),
     port: settings.DASHBOARD_PORT,

@@ -1,4 +1,5 @@
--- KEYS: index, run. ARGV: runId, startedAt, meta, keep. Returns the ids beyond the newest `keep`, for runs-trim.
+-- KEYS: index, run. ARGV: runId, startedAt, meta, detailed. Returns the ids beyond the newest `detailed`, for
+-- runs-trim (which cuts them to compact lines).
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'meta', ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
