@@ -119,6 +119,8 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
   const { env, logger, metrics } = app;
   const count = (tenant: string | undefined, outcome: string): void => metrics?.webhookEvents.inc({ tenant: tenant ?? '(unknown)', outcome });
   const connect = connectOf(app);
+  // What a tenant's own addresses may reach (OUTBOUND_ALLOWED_NETWORKS): checked when one is created, and at a test delivery.
+  const guard = new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks);
   // The control API (src/api) when API_KEYS is set (checked at load: parseApiKeys has no problem left here).
   const keys = env.API_KEYS === undefined ? [] : parseApiKeys(env.API_KEYS).keys;
   const server = await startWebhookServer({
@@ -143,7 +145,7 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
           tenantStore: app.tenantStore,
           sourceOf: (id) => app.sourceOf(id),
           platformEnv: { FILE_PLATFORM_ROOT: env.FILE_PLATFORM_ROOT, PLATFORM_TOKEN_KEY: env.PLATFORM_TOKEN_KEY },
-          outboundCheck: outboundCheckOf(new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks)),
+          outboundCheck: outboundCheckOf(guard),
           // Connection states with the keys, so a chain they cannot decrypt shows as needs_reconnect.
           connections: (tenants) => connectionStates(app.redis, env.KEY_PREFIX, tenants, { keys: env }),
           ...(connect
@@ -165,7 +167,6 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
             const target = notifyTargetOf(env, app.tenant(id));
             if (target === undefined) return undefined;
             const event = webhookTestEvent(id);
-            const guard = new AddressGuard(parseNetworks(env.OUTBOUND_ALLOWED_NETWORKS ?? '').networks);
             const r = await deliverEvent(event, target, { timeoutMs: env.NOTIFY_TIMEOUT_MS, userAgent: `collections-sync/${packageVersion()}`, guard });
             return { eventId: event.id, ...r };
           },
