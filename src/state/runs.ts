@@ -227,7 +227,9 @@ export class RunStore {
   async recent(tenant: string, limit = 20): Promise<RunRecord[]> {
     const n = Math.max(0, limit);
     if (n === 0) return [];
-    const ids = await this.redis.zrevrange(this.indexKey(tenant), 0, n - 1);
+    // The index and the compact lines together (one round trip), then every detailed run it names at once.
+    const ck = this.compactKey(tenant);
+    const [ids, lines] = await Promise.all([this.redis.zrevrange(this.indexKey(tenant), 0, n - 1), this.redis.lrange(ck, 0, n - 1)]);
     const out: RunRecord[] = [];
     if (ids.length > 0) {
       const keys = ids.map((id) => this.runKey(tenant, id));
@@ -238,10 +240,7 @@ export class RunStore {
       });
     }
     // Fewer detailed runs than asked for: the compact lines of older ones follow (newest first).
-    if (ids.length < n) {
-      const ck = this.compactKey(tenant);
-      for (const line of await this.redis.lrange(ck, 0, n - ids.length - 1)) out.push(this.decodeCompact(ck, line));
-    }
+    if (ids.length < n) for (const line of lines.slice(0, n - ids.length)) out.push(this.decodeCompact(ck, line));
     return out;
   }
 

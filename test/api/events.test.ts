@@ -37,10 +37,12 @@ describe('events over the control API', () => {
   const runs: string[] = [];
 
   const run = async (): Promise<string> => {
-    // A request made while the last run's job is still ending joins it (deduplicated): asked again until it is a run of its own.
-    const asked = await until(() => api.call<{ runId: string; deduplicated: boolean; links: { run: string } }>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'full' } }), (a) => !a.body.deduplicated);
+    // The last run's job is over (completed, not only its run record finished): this request is a run of its own.
+    const asked = await api.call<{ runId: string; jobId: string; deduplicated: boolean; links: { run: string } }>('POST', '/v1/tenants/acme/runs', { key: FULL, body: { mode: 'full' } });
     expect(asked.status).toBe(202);
+    expect(asked.body.deduplicated).toBe(false);
     await until(async () => (await api.call<{ state: string }>('GET', asked.body.links.run, { key: FULL })).body, (r) => r.state === 'finished', 60_000);
+    await until(() => rig.app.queues.sync.getJobState(asked.body.jobId), (s) => s === 'completed' || s === 'unknown', 60_000);
     return asked.body.runId;
   };
   const events = async (query: string, key = FULL): Promise<Event[]> => {

@@ -98,9 +98,10 @@ describe('batch methods: one round trip per call', () => {
     await one(() => stores.runs.increment('acme', 'run-1', { created: 10, updated: 3, skipped: 900, requests: 13 }));
     await one(() => stores.runs.update('acme', 'run-1', { counts: { created: 11 }, phase: 'invoices' }));
     await one(() => stores.runs.finish('acme', 'run-1', { outcome: 'succeeded', finishedAt: 2, counts: { created: 11 }, errors: [] }));
-    // A read of the index, then every run it names at once: two (the script is given each run's key).
+    // A read of the index and the compact lines together, then every run it names at once: two round trips (the
+    // script is given each run's key).
     const sent = await counter.during(async () => expect(await stores.runs.recent('acme', 100)).toHaveLength(1));
-    expect(sent.map((c) => c.split(' ')[0])).toEqual(['ZREVRANGE', 'EVALSHA']);
+    expect(sent.map((c) => c.split(' ')[0])).toEqual(['ZREVRANGE', 'LRANGE', 'EVALSHA']);
   });
 
   it('cursors and checkpoint (an advance is a read and a check-and-set: two)', async () => {
