@@ -97,18 +97,8 @@ describe('TenantStore change log', () => {
     await other.sync();
     expect(other.get('b1')?.config.id).toBe('b1');
   });
-});
 
-describe('purging a removed tenant', () => {
-  const redis = useTestRedis();
-  let client: Redis;
-  const box = TokenCipher.fromText(TOKEN_KEY);
-  beforeAll(() => {
-    client = new Redis(redis.url);
-  });
-  afterAll(async () => {
-    await client?.quit();
-  });
+  // Purging a removed tenant: on the same Redis and cipher.
 
   it("deletes every key of the tenant's state, and nothing of another owner, a queue or the store", async () => {
     const prefix = testPrefix('purge');
