@@ -584,17 +584,22 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
 
   api.openapi(ROUTES.listEvents, async (c) => {
     const key = c.get('key');
-    const { after, limit: n, type, tenantId } = c.req.valid('query');
+    const { after, limit: n, type, tenantId, order } = c.req.valid('query');
     const log = need().events;
+    // A cursor names its order (`ev:` oldest first, `evn:` newest first): one of the other order is refused.
+    const mark = order === 'newest' ? 'evn' : 'ev';
     let from = 0;
     if (after !== undefined) {
-      const seq = EVENT_ID.test(after) ? await log?.seqOf(after) : decodeCursor(after, (m) => /^ev:\d{1,15}$/.test(m))?.slice(3);
+      const seq = EVENT_ID.test(after) ? await log?.seqOf(after) : decodeCursor(after, (m) => new RegExp(`^${mark}:\\d{1,15}$`).test(m))?.slice(mark.length + 1);
       if (seq === undefined) return notCursor();
       from = Number(seq);
     }
     const tenants = key.tenants === undefined ? (tenantId === undefined ? undefined : [tenantId]) : [...key.tenants].filter((t) => tenantId === undefined || t === tenantId);
-    const page = log === undefined ? { items: [], last: from, more: false } : await log.page({ after: from, limit: n, ...(type !== undefined ? { type } : {}), ...(tenants !== undefined ? { tenants } : {}) });
-    return ok(200, { items: page.items.map(eventView), next: page.more ? encodeCursor(`ev:${page.last}`) : null });
+    const page =
+      log === undefined
+        ? { items: [], last: from, more: false }
+        : await log.page({ after: from, limit: n, newestFirst: order === 'newest', ...(type !== undefined ? { type } : {}), ...(tenants !== undefined ? { tenants } : {}) });
+    return ok(200, { items: page.items.map(eventView), next: page.more ? encodeCursor(`${mark}:${page.last}`) : null });
   });
 
   api.openapi(ROUTES.getEvent, async (c) => {
@@ -717,6 +722,9 @@ async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.inf
     requestedAt: data.requestedAt === undefined ? null : isoOf(data.requestedAt),
     startedAt: null,
     finishedAt: null,
+    totals: {},
+    errorCount: state === 'failed' && job.failedReason ? 1 : 0,
+    firstError: state === 'failed' && job.failedReason ? job.failedReason : null,
     phase: null,
     lastProgressAt: null,
     waitingOn: null,

@@ -10,7 +10,12 @@ export { apiApp, openApiDocument, DOCUMENT_CONFIG, MAX_API_BODY_BYTES, type ApiD
 export { lastDeliverySchema, type LastDelivery } from './schemas.js';
 export { PROBLEM_TYPE } from './problem.js';
 
-/** Adds `/v1` to the public server's app; `unauthorized` is that server's one 401. */
-export function mountApi<E extends object>(app: Hono<E & { Bindings: object }>, deps: ApiDeps, unauthorized: () => Response): void {
-  app.route('/', apiApp(deps, unauthorized) as never);
+/**
+ * Adds `/v1` to the public server's app; `unauthorized` is that server's one 401. Gives the API's own fetch: the
+ * console (src/console) reads and acts through it, in process.
+ */
+export function mountApi<E extends object>(app: Hono<E & { Bindings: object }>, deps: ApiDeps, unauthorized: () => Response): (request: Request) => Response | Promise<Response> {
+  const api = apiApp(deps, unauthorized);
+  app.route('/', api as never);
+  return (request) => api.request(request);
 }

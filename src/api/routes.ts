@@ -271,7 +271,7 @@ export const ROUTES = {
     path: '/v1/events',
     operationId: 'listEvents',
     summary: 'List events',
-    description: 'The events sent (or to be sent) to run-webhook receivers, oldest first, under the ids they were sent with (`webhook-id`): catch up on what a receiver missed. Pass `next` as `after` until it is null; filter by `type` and `tenantId`. Kept EVENTS_KEEP_DAYS and at most EVENTS_KEEP_MAX.',
+    description: 'The events sent (or to be sent) to run-webhook receivers, oldest first (newest first with `order=newest`), under the ids they were sent with (`webhook-id`): catch up on what a receiver missed. Pass `next` as `after` until it is null; filter by `type` and `tenantId`. Kept EVENTS_KEEP_DAYS and at most EVENTS_KEEP_MAX.',
     tags: EVENTS,
     security,
     request: { query: eventsQuery },

@@ -75,6 +75,9 @@ export const runSummarySchema = z
     requestedAt: iso.nullable(),
     startedAt: iso.nullable(),
     finishedAt: iso.nullable(),
+    totals: z.record(z.string(), z.number().int()).openapi({ description: 'records by outcome over every entity (created, updated, skipped, deadLettered, ...); byEntity in the run itself', example: { created: 12, deadLettered: 1 } }),
+    errorCount: z.number().int().nonnegative().openapi({ description: 'errors the run recorded (the run itself lists them)' }),
+    firstError: z.string().nullable().openapi({ description: 'the first of them, or null' }),
   })
   .openapi('RunSummary');
 
@@ -296,6 +299,10 @@ export const eventsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ param: { name: 'limit', in: 'query' }, example: 50 }),
   type: z.enum(LOGGED_EVENT_TYPES).optional().openapi({ param: { name: 'type', in: 'query' }, description: 'only events of this type' }),
   tenantId: z.string().max(64).optional().openapi({ param: { name: 'tenantId', in: 'query' }, description: 'only events of this tenant' }),
+  order: z
+    .enum(['oldest', 'newest'], { error: 'order must be oldest or newest' })
+    .default('oldest')
+    .openapi({ param: { name: 'order', in: 'query' }, description: 'oldest first (catching up: the default), or newest first (the latest deliveries); `after` is then the `next` of the previous page or an event id, and the page holds the events recorded before it' }),
 });
 export const eventParams = z.object({ eventId: z.string().max(64).openapi({ param: { name: 'eventId', in: 'path' }, example: 'msg_5f0c2a9e41d84b7c9e3f2a1b0c9d8e7f' }) });
 

@@ -22,6 +22,9 @@ export function runSummaryOf(r: RunRecord): z.infer<typeof runSummarySchema> {
     requestedAt: isoOrNull(r.requestedAt),
     startedAt: isoOf(r.startedAt),
     finishedAt: isoOrNull(r.finishedAt),
+    totals: nestedCounts(r.counts).total,
+    errorCount: r.errors.length + r.errorsOmitted,
+    firstError: r.errors[0] ?? null,
   };
 }
 

@@ -209,6 +209,8 @@ export const envSchema = z.object({
   API_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Idempotency-Key answers kept (24 h) per API key name, across the fleet; past it the oldest go first. */
   API_IDEMPOTENCY_MAX_PER_KEY: int(10_000, 1, 10_000_000),
+  /** How long a session of the operator's console (/console, signed in with an API key) lasts from sign-in, in seconds. */
+  CONSOLE_SESSION_S: int(28_800, 60, 2_592_000),
   /** Webhook requests accepted per tenant per minute (per worker process); more get 429. */
   WEBHOOK_RATE_PER_MIN: int(600, 1, 1_000_000),
   /** Webhook events kept per tenant (the oldest go first), for `calls events` and redelivery. */

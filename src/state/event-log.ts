@@ -95,15 +95,16 @@ export class EventLog {
    * Events recorded after `after` (a sequence number; 0: from the oldest kept), oldest first, of one type and of
    * some tenants when given, up to `limit`. `last` is the sequence number of the last entry looked at (the next
    * page starts after it), `more` whether entries follow it. A page looks at EVENT_PAGE_BUDGET entries at most.
+   * `newestFirst`: the events recorded before `after` (0: from the newest), newest first.
    */
-  async page(o: { after?: number; limit: number; type?: string; tenants?: readonly string[]; now?: number }): Promise<{ items: LoggedEvent[]; last: number; more: boolean }> {
+  async page(o: { after?: number; limit: number; type?: string; tenants?: readonly string[]; now?: number; newestFirst?: boolean }): Promise<{ items: LoggedEvent[]; last: number; more: boolean }> {
     if (o.tenants !== undefined && o.tenants.length === 0) return { items: [], last: o.after ?? 0, more: false };
     const k = this.keys;
     const now = o.now ?? Date.now();
     const flat = (await PAGE.run(
       this.redis,
       [k.order, k.data, k.status],
-      [o.after ?? 0, o.limit, o.type ?? '', (o.tenants ?? []).join(','), now - this.options.maxAgeMs, EVENT_PAGE_BUDGET],
+      [o.after ?? 0, o.limit, o.type ?? '', (o.tenants ?? []).join(','), now - this.options.maxAgeMs, EVENT_PAGE_BUDGET, o.newestFirst === true ? 'desc' : 'asc'],
     )) as string[];
     const items: LoggedEvent[] = [];
     for (let i = 2; i + 1 < flat.length; i += 2) items.push(this.decode('(page)', flat[i] as string, flat[i + 1] as string));

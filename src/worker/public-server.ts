@@ -8,6 +8,7 @@ import type { App } from '../app.js';
 import { serverLimitsOf } from '../http-server.js';
 import { enqueueWebhookEvent, redeliverNotify, requestSync } from '../queues/index.js';
 import { mountApi, type LastDelivery } from '../api/index.js';
+import { mountConsole } from '../console/index.js';
 import { parseApiKeys } from '../config/api-keys.js';
 import { trustProxyOf } from '../config/env.js';
 import { parseNetworks } from '../config/networks.js';
@@ -127,7 +128,7 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
     routes: (hono, unauthorized) => {
       if (connect) mountConnectRoutes(hono, { connect, ratePerMin: env.CONNECT_RATE_PER_MIN, trustProxy: trustProxyOf(env), logger: logger.child({ part: 'connect' }) }, unauthorized);
       if (keys.length === 0) return;
-      mountApi(
+      const api = mountApi(
         hono,
         {
           keys,
@@ -182,6 +183,17 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
         },
         unauthorized,
       );
+      // The operator's console: pages over the same API, signed in with the same keys.
+      mountConsole(hono, {
+        keys,
+        api,
+        redis: app.redis,
+        prefix: env.KEY_PREFIX,
+        sessionS: env.CONSOLE_SESSION_S,
+        secure: env.PUBLIC_URL?.startsWith('https:') === true,
+        trustProxy: trustProxyOf(env),
+        logger: logger.child({ part: 'console' }),
+      });
     },
     port: o.port,
     host: o.host,
@@ -207,7 +219,7 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
     },
   });
   if (env.PUBLIC_URL !== undefined && env.PLATFORM_TOKEN_KEY === undefined) logger.warn('PUBLIC_URL is set but PLATFORM_TOKEN_KEY is not: connect links are off (they are signed with a key derived from it)');
-  if (keys.length > 0) logger.info({ keys: keys.map((k) => k.name) }, 'control API served on the public server under /v1');
+  if (keys.length > 0) logger.info({ keys: keys.map((k) => k.name) }, 'control API served on the public server under /v1, the console under /console');
   if (connect === undefined) return server;
   logger.info({ redirectUri: connect.redirectUri }, 'connect links served on the public server');
   return { port: server.port, close: async () => void (await Promise.allSettled([server.close(), connect.close()])) };
