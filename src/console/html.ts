@@ -53,8 +53,8 @@ export interface Format {
 export const num = (f: Format, n: number): string => new Intl.NumberFormat(f.locale).format(n);
 
 /** An ISO time as `2026-12-02 11:20 UTC` in a <time>, with how long ago (or in how long) in its title. */
-export function when(f: Format, iso: string | null | undefined): Html {
-  if (iso === null || iso === undefined) return h`<span class="muted">never</span>`;
+export function when(f: Format, iso: string | null | undefined, none = 'never'): Html {
+  if (iso === null || iso === undefined) return h`<span class="muted">${none}</span>`;
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) return h`${iso}`;
   const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
@@ -73,7 +73,10 @@ export function duration(ms: number | null): string {
   if (ms === null) return '';
   if (ms < 1000) return `${ms} ms`;
   if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000} d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
 }
 
 /** A state as a badge: its words, and a class for its colour (the words say it all without colour). */

@@ -60,7 +60,7 @@ export function tenantListPage(f: Format, list: TenantList, o: { q: string; stat
 <td>${t.running ? badge('running') : t.lastRun === null ? h`<span class="muted">never run</span>` : h`${badge(t.lastRun.outcome ?? t.lastRun.state)} ${when(f, t.lastRun.finishedAt ?? t.lastRun.startedAt)}`}</td>
 <td>${t.lastRun === null ? '' : countsLine(f, t.lastRun.totals)}</td>
 <td class="num">${t.deadLetters.total > 0 ? h`<a href="${tenantHref(t.id)}/dead-letters">${num(f, t.deadLetters.total)}</a>` : '0'}</td>
-<td>${when(f, nextRunOf(t))}</td>
+<td>${when(f, nextRunOf(t), 'not scheduled')}</td>
 </tr>`,
   );
   const keep = { q: o.q, state: o.state };
@@ -117,7 +117,7 @@ export function tenantPage(f: Format, p: TenantPageParts): Html {
 <dl class="facts">
 <dt>Running</dt><dd>${t.running ? badge('running') : 'no'}</dd>
 <dt>Last run</dt><dd>${t.lastRun === null ? 'never' : h`<a href="${runHref(t.id, t.lastRun.runId)}">${t.lastRun.runId}</a> ${badge(t.lastRun.outcome ?? t.lastRun.state)} ${when(f, t.lastRun.finishedAt ?? t.lastRun.startedAt)}`}</dd>
-<dt>Next scheduled run</dt><dd>${when(f, nextRunOf(t))}</dd>
+<dt>Next scheduled run</dt><dd>${when(f, nextRunOf(t), 'not scheduled here')}</dd>
 <dt>Schedule</dt><dd>${scheduleText(schedule)}</dd>
 <dt>Invoices waiting for their contact</dt><dd>${num(f, t.pendingInvoices)}</dd>
 </dl>
@@ -164,14 +164,18 @@ ${deliveries(f, t, p)}
 }
 
 function scheduleText(schedule: unknown): Html {
-  if (schedule === null || typeof schedule !== 'object') return h`every 15 min (the default)`;
+  if (schedule === null || typeof schedule !== 'object') return h`incremental every 15 min (the default)`;
   const s = schedule as Record<string, unknown>;
+  const every = (v: unknown): string => (typeof v === 'number' ? duration(v) : typeof v === 'string' ? v : JSON.stringify(v));
+  const words: Record<string, string> = { every: 'incremental every', reconcileEvery: 'reconcile every', fullEvery: 'full every' };
   const parts: string[] = [];
-  if (typeof s['every'] === 'number') parts.push(`incremental every ${duration(s['every'])}`);
-  else if (typeof s['every'] === 'string') parts.push(`incremental every ${s['every']}`);
-  if (typeof s['cron'] === 'string') parts.push(`cron ${s['cron']}${typeof s['tz'] === 'string' ? ` (${s['tz']})` : ''}`);
-  for (const [k, v] of Object.entries(s)) if (!['every', 'cron', 'tz'].includes(k)) parts.push(`${k} ${typeof v === 'number' ? duration(v) : JSON.stringify(v)}`);
-  return h`${parts.join('; ') || 'the default'}`;
+  for (const [k, v] of Object.entries(s)) {
+    if (k === 'tz' || v === undefined || v === null) continue;
+    if (k === 'cron') parts.push(`incremental at cron ${typeof v === 'string' ? v : JSON.stringify(v)}${typeof s['tz'] === 'string' ? ` (${s['tz']})` : ''}`);
+    else parts.push(`${words[k] ?? k} ${every(v)}`);
+  }
+  if (!('every' in s) && !('cron' in s)) parts.unshift('incremental every 15 min (the default)');
+  return h`${parts.join('; ')}`;
 }
 
 function linksSection(f: Format, p: TenantPageParts): Html {

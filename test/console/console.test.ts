@@ -114,7 +114,7 @@ describe('the operator\'s console', () => {
       expect(c.value).not.toContain(FULL);
       if (c.name === 'cs_console') expect(c).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     }
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    const stored = await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })');
     expect(stored).not.toContain(FULL);
     // Nothing of the key is kept in Redis either: the session record is sealed, under the id's digest.
     const session = cookies.find((c) => c.name === 'cs_console')?.value ?? '';
@@ -196,7 +196,7 @@ describe('the operator\'s console', () => {
     await signIn(page, FULL);
     await page.goto(`${base}/console/tenants/kiwi`);
     const name = page.locator('dl.facts dd span[dir=auto]', { hasText: 'مؤسسة النخيل' });
-    expect(await name.evaluate((e) => getComputedStyle(e).direction)).toBe('rtl');
+    expect(await name.evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { direction: string } }).getComputedStyle(e).direction)).toBe('rtl');
     expect(await page.locator('html').getAttribute('dir')).toBeNull();
     expect(await page.getByRole('button', { name: 'Create reconnect link' }).count()).toBe(1);
     await accessible(page);
