@@ -83,9 +83,9 @@ describe('run webhooks', () => {
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     expect(second!.body).toBe(first!.body);
     expect(last).toMatchObject({ state: 'delivered', attempts: 2, statusCode: 204 });
-    const metric = await rig.metrics.registry.getSingleMetricAsString('collections_sync_notify_deliveries_total');
-    expect(metric).toContain('{tenant="acme",type="run.finished",outcome="retried"} 1');
-    expect(metric).toContain('{tenant="acme",type="run.finished",outcome="delivered"} 1');
+    const metric = () => rig.metrics.registry.getSingleMetricAsString('collections_sync_notify_deliveries_total');
+    await expect.poll(metric).toContain('{tenant="acme",type="run.finished",outcome="delivered"} 1');
+    expect(await metric()).toContain('{tenant="acme",type="run.finished",outcome="retried"} 1');
   });
 
   it('gives up after NOTIFY_ATTEMPTS: the state says failed, a warning says so (without the address) and the metric counts it', async () => {
@@ -95,9 +95,10 @@ describe('run webhooks', () => {
     expect(last).toMatchObject({ state: 'failed', attempts: 3, statusCode: 503, error: 'http 503' });
     expect(receiver.received).toHaveLength(3);
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
-    const metric = await rig.metrics.registry.getSingleMetricAsString('collections_sync_notify_deliveries_total');
-    expect(metric).toContain('{tenant="acme",type="run.finished",outcome="retried"} 2');
-    expect(metric).toContain('{tenant="acme",type="run.finished",outcome="failed"} 1');
+    // The delivery's state is written before its outcome is counted: the count follows within moments.
+    const metric = () => rig.metrics.registry.getSingleMetricAsString('collections_sync_notify_deliveries_total');
+    await expect.poll(metric).toContain('{tenant="acme",type="run.finished",outcome="failed"} 1');
+    expect(await metric()).toContain('{tenant="acme",type="run.finished",outcome="retried"} 2');
     const warned = rig.logs.find((l) => l.includes('run webhook not delivered'));
     expect(warned).toBeDefined();
     expect(warned).toContain('"tenant":"acme"');
