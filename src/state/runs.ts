@@ -40,6 +40,7 @@ export interface RunsBound {
 export const runModeSchema = z.enum(RUN_MODES);
 /** `waiting`: the tenant's platform is not connected yet (no refresh token, no connect link completed): not a failure. */
 export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed', 'waiting']);
+export type RunOutcome = z.infer<typeof runOutcomeSchema>;
 const countsSchema = z.record(z.string(), z.number().int());
 const progressSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
@@ -246,6 +247,27 @@ export class RunStore {
 
   async last(tenant: string): Promise<RunRecord | undefined> {
     return (await this.recent(tenant, 1))[0];
+  }
+
+  /**
+   * The outcome of each tenant's last run, as `last` gives it (undefined: no run yet, or the last is under way), for
+   * many tenants at once (the API's tenant filters): the newest id and compact line of each side by side, then the
+   * outcome field of each detailed one; no record is decoded but a compact line.
+   */
+  async lastOutcomes(tenants: readonly string[]): Promise<(RunOutcome | undefined)[]> {
+    const heads = await Promise.all(tenants.map((t) => Promise.all([this.redis.zrevrange(this.indexKey(t), 0, 0), this.redis.lindex(this.compactKey(t), 0)])));
+    const outcomeOf = (v: string | null | undefined): RunOutcome | undefined => {
+      const parsed = runOutcomeSchema.safeParse(v);
+      return parsed.success ? parsed.data : undefined;
+    };
+    return Promise.all(
+      heads.map(async ([ids, line], i) => {
+        const tenant = tenants[i] ?? '';
+        const id = ids[0];
+        if (id !== undefined) return outcomeOf(await this.redis.hget(this.runKey(tenant, id), 'outcome'));
+        return line === null ? undefined : this.decodeCompact(this.compactKey(tenant), line).outcome;
+      }),
+    );
   }
 
   /** The index, every run hash it names (read first: run keys are not enumerable otherwise), the last success. */
