@@ -13,6 +13,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RUN_MODES } from '../glossary.js';
+import { sendAll, type RedisCommand } from '../redis/batch.js';
 import { stateKey } from './keys.js';
 import { stateScript } from './script.js';
 import { hgetallFlat, pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
@@ -255,19 +256,22 @@ export class RunStore {
    * outcome field of each detailed one; no record is decoded but a compact line.
    */
   async lastOutcomes(tenants: readonly string[]): Promise<(RunOutcome | undefined)[]> {
-    const heads = await Promise.all(tenants.map((t) => Promise.all([this.redis.zrevrange(this.indexKey(t), 0, 0), this.redis.lindex(this.compactKey(t), 0)])));
-    const outcomeOf = (v: string | null | undefined): RunOutcome | undefined => {
-      const parsed = runOutcomeSchema.safeParse(v);
-      return parsed.success ? parsed.data : undefined;
-    };
-    return Promise.all(
-      heads.map(async ([ids, line], i) => {
-        const tenant = tenants[i] ?? '';
-        const id = ids[0];
-        if (id !== undefined) return outcomeOf(await this.redis.hget(this.runKey(tenant, id), 'outcome'));
-        return line === null ? undefined : this.decodeCompact(this.compactKey(tenant), line).outcome;
-      }),
-    );
+    const heads = await sendAll(this.redis, tenants.flatMap((t): RedisCommand[] => [['zrevrange', this.indexKey(t), 0, 0], ['lindex', this.compactKey(t), 0]]));
+    const newest = tenants.map((_, i) => (heads[2 * i] as string[] | undefined)?.[0]);
+    const detailed = tenants.flatMap((t, i) => {
+      const id = newest[i];
+      return id === undefined ? [] : [{ i, command: ['hget', this.runKey(t, id), 'outcome'] as RedisCommand }];
+    });
+    const outcomes = await sendAll(this.redis, detailed.map((d) => d.command));
+    const out: (RunOutcome | undefined)[] = tenants.map((t, i) => {
+      const line = heads[2 * i + 1];
+      return newest[i] === undefined && typeof line === 'string' ? this.decodeCompact(this.compactKey(t), line).outcome : undefined;
+    });
+    detailed.forEach((d, j) => {
+      const parsed = runOutcomeSchema.safeParse(outcomes[j]);
+      out[d.i] = parsed.success ? parsed.data : undefined;
+    });
+    return out;
   }
 
   /** The index, every run hash it names (read first: run keys are not enumerable otherwise), the last success. */
