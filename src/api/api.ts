@@ -34,6 +34,7 @@ import type { Logger } from '../logger.js';
 import { tenantEvent, type EventSink, type NotifyEvent } from '../notify/events.js';
 import { JOBS, QUEUES, requestSync, type SyncMode } from '../queues/index.js';
 import { DEFAULT_EVERY_MS } from '../queues/schedulers.js';
+import { sendAll } from '../redis/batch.js';
 import { queuePrefix } from '../redis/keys.js';
 import type { RevokeOutcome } from '../connect/revoke.js';
 import type { EventLog, LoggedEvent } from '../state/event-log.js';
@@ -732,12 +733,12 @@ async function inState(d: ApiDeps, tenants: readonly TenantConfig[], state: Tena
       await readReports(d, tenants, reports);
       return tenants.map((t) => reports.get(t.id)?.state === state);
     case 'running':
-      return (await Promise.all(tenants.map((t) => stores.runLock.holder(t.id)))).map((h) => h !== undefined);
+      return (await sendAll(d.redis, tenants.map((t) => ['exists', stores.runLock.key(t.id)]))).map((n) => n === 1);
     case 'failing':
       return (await outcomes()).map((o) => o === 'failed');
     case 'partial': {
-      const [last, dead] = await Promise.all([outcomes(), Promise.all(tenants.map((t) => stores.deadLetters.count(t.id)))]);
-      return last.map((o, i) => o === 'partial' || (dead[i] ?? 0) > 0);
+      const [last, dead] = await Promise.all([outcomes(), sendAll(d.redis, tenants.map((t) => ['hlen', stores.deadLetters.key(t.id)]))]);
+      return last.map((o, i) => o === 'partial' || Number(dead[i] ?? 0) > 0);
     }
     case 'waiting': {
       const [last] = await Promise.all([outcomes(), readReports(d, tenants, reports)]);
