@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mountApi, openApiDocument, type ApiDeps } from '../../src/api/index.js';
+import { apiApp, mountApi, openApiDocument, type ApiDeps } from '../../src/api/index.js';
 import { parseApiKeys } from '../../src/config/api-keys.js';
 import { tenantSchema, type TenantConfig } from '../../src/config/tenants.js';
 import { jobId } from '../../src/queues/index.js';
@@ -259,6 +259,7 @@ describe('the tenant list filtered over 10,000 tenants', () => {
   let rig: Rig;
   let server: WebhookServer;
   let api: ApiClient;
+  let deps: ApiDeps;
   const KEY = 'bench-key-Gq4Wx9Tn2Rb7Kd5VmLz8Hc3Jp';
   const N = 10_000;
 
@@ -267,7 +268,7 @@ describe('the tenant list filtered over 10,000 tenants', () => {
     const entries = (JSON.parse(tenantsJson(Array.from({ length: N }, (_, i) => ({ id: `t${String(i).padStart(5, '0')}`, platform: { kind: 'file', path: '/tmp/nowhere' } })))) as { tenants: unknown[] }).tenants;
     const tenants: TenantConfig[] = entries.map((e) => tenantSchema.parse(e));
     const byId = new Map(tenants.map((t) => [t.id, t]));
-    const deps: ApiDeps = {
+    deps = {
       keys: parseApiKeys(`bench:${KEY}`).keys,
       ratePerMin: 10_000,
       redis: rig.app.redis,
@@ -318,4 +319,17 @@ describe('the tenant list filtered over 10,000 tenants', () => {
     // Generous for a loaded machine of 2 cores; the number measured is what the report gives.
     for (const [query, ms] of Object.entries(times)) expect(ms, query).toBeLessThan(5000);
   }, 120_000);
+
+  it('answers a revoke 501 revoke-needs-token-key where the server cannot revoke (no PLATFORM_TOKEN_KEY)', async () => {
+    const xero = tenantSchema.parse({ id: 'kiwi', collections: { clientId: 'c-kiwi', clientSecret: 's-kiwi-x9' }, platform: { kind: 'xero', clientId: 'X', clientSecret: 'x' } });
+    const answer = async (extra: Partial<ApiDeps>) => {
+      const app = apiApp({ ...deps, tenants: () => [xero], tenant: (id) => (id === 'kiwi' ? xero : undefined), ...extra }, () => new Response(null, { status: 401 }));
+      const res = await app.request('/v1/tenants/kiwi/connection', { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
+      return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as Problem };
+    };
+    for (const extra of [{}, { revokeConnection: async () => undefined }]) {
+      const got = await answer(extra);
+      expect([got.status, got.type, got.body.type]).toEqual([501, 'application/problem+json', 'tag:collections-sync,2026:problem/revoke-needs-token-key']);
+    }
+  });
 });
