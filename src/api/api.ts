@@ -32,7 +32,11 @@ import { isJsonType } from '../guards.js';
 import { OAUTH_KINDS, oauthOf } from '../platforms/registry.js';
 import type { Logger } from '../logger.js';
 import { tenantEvent, type EventSink, type NotifyEvent } from '../notify/events.js';
-import { requestSync, type SyncMode } from '../queues/index.js';
+import { JOBS, QUEUES, requestSync, type SyncMode } from '../queues/index.js';
+import { DEFAULT_EVERY_MS } from '../queues/schedulers.js';
+import { sendAll } from '../redis/batch.js';
+import { queuePrefix } from '../redis/keys.js';
+import type { RevokeOutcome } from '../connect/revoke.js';
 import type { EventLog, LoggedEvent } from '../state/event-log.js';
 import { SYNC_TRIGGERS } from '../glossary.js';
 import { DeadLetterStore } from '../state/dead-letters.js';
@@ -45,7 +49,7 @@ import { MinuteLimiter } from '../http-server.js';
 import { ours, plain, problemResponse, type FieldError, type Problem } from './problem.js';
 import { ROUTES, templateOf } from './routes.js';
 import { requestIdOf } from '../request-id.js';
-import type { eventSchema, LastDelivery, runSchema, tenantSchema } from './schemas.js';
+import type { eventSchema, LastDelivery, runSchema, tenantSchema, TenantState } from './schemas.js';
 import { connectionOf, decodeCursor, deadLetterOf, encodeCursor, isoOf, known, runOf, runSummaryOf } from './views.js';
 import { registerWebhooks } from './webhooks-doc.js';
 
@@ -68,7 +72,7 @@ export const DOCUMENT_CONFIG = {
     { name: 'Tenants', description: 'The tenants, their settings and state; created, patched and deleted over the API (those of the tenants file are read-only)' },
     { name: 'Runs', description: 'Sync runs: ask for one, follow it, read the history' },
     { name: 'Dead letters', description: 'Records that could not be pushed, and their replay' },
-    { name: 'Connect links', description: 'Links for a customer to connect their Xero organisation or QuickBooks company' },
+    { name: 'Connect links', description: 'Links for a customer to connect their Xero organisation or QuickBooks company, and revoking the connection' },
     { name: 'Events', description: 'The events sent to run-webhook receivers: catch up, redeliver, test' },
     { name: 'Webhooks', description: 'What a run-webhook receiver gets: Standard Webhooks, signed with the tenant\'s secret' },
     { name: 'Document', description: 'This OpenAPI document' },
@@ -103,6 +107,12 @@ export interface ApiDeps {
   platformEnv?: { FILE_PLATFORM_ROOT?: string | undefined; PLATFORM_TOKEN_KEY?: string | undefined };
   /** Why a tenant created over the API may not send requests to `url` (not https, not a public address), or undefined. */
   outboundCheck?(url: string): Promise<string | undefined>;
+  /**
+   * Revokes the tenant's connection at its platform and deletes its token chain (src/connect/revoke.ts, as `connect
+   * revoke`), telling `connection.changed`; `by` is who asked (`api:<key name>`). Undefined: PLATFORM_TOKEN_KEY is not
+   * set (the chain cannot be read). Absent: the same, 501.
+   */
+  revokeConnection?(tenantId: string, by: string): Promise<RevokeOutcome | undefined>;
   /** Connect links (PUBLIC_URL and PLATFORM_TOKEN_KEY set); absent: 501. */
   connect?: ConnectLinks;
   /**
@@ -376,8 +386,8 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return { source: 'file', settings, secretsSet: secrets, etag: settingsTag(settings, secrets) };
   };
   const viewOf = async (t: TenantConfig, meta = metaOf(t)): Promise<never> => {
-    const [connection] = await statesOf(need(), [t]);
-    return ok(200, await tenantView(need(), t, connection, meta), { etag: meta.etag });
+    const [[connection], nextRuns] = await Promise.all([statesOf(need(), [t]), nextRunsOf(need(), [t])]);
+    return ok(200, await tenantView(need(), t, connection, meta, nextRuns.get(t.id)), { etag: meta.etag });
   };
   /**
    * What the schema alone cannot say of a tenant: its platform under this deployment's settings, identities it would
@@ -400,7 +410,7 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
 
   api.openapi(ROUTES.listTenants, async (c) => {
     const key = c.get('key');
-    const { limit: n, cursor } = c.req.valid('query');
+    const { limit: n, cursor, q, state } = c.req.valid('query');
     let after: string | undefined;
     if (cursor !== undefined) {
       after = decodeCursor(cursor, (m) => /^[a-z][a-z0-9_-]{0,62}$/.test(m));
@@ -412,12 +422,17 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
       .tenants()
       .filter((t) => maySee(key, t.id) && (from === undefined || t.id > from))
       .sort((a, b) => (a.id < b.id ? -1 : 1));
-    const tenants = all.slice(0, n);
-    const connections = new Map((await statesOf(need(), tenants)).map((r) => [r.tenant, r]));
+    const text = q?.trim().toLowerCase();
+    const needle = text === undefined || text === '' ? undefined : text;
+    // With a filter, a page is the first `n` matches after the cursor, and one more tells whether there is a next page.
+    const { kept, reports } = needle === undefined && state === undefined ? { kept: all.slice(0, n + 1), reports: new Map<string, ConnectionReport | undefined>() } : await select(need(), all, n + 1, needle, state);
+    const tenants = kept.slice(0, n);
+    await readReports(need(), tenants, reports);
+    const nextRuns = await nextRunsOf(need(), tenants);
     const last = tenants[tenants.length - 1];
     return ok(200, {
-      items: await Promise.all(tenants.map((t) => tenantView(need(), t, connections.get(t.id), metaOf(t)))),
-      next: all.length > n && last !== undefined ? encodeCursor(last.id) : null,
+      items: await Promise.all(tenants.map((t) => tenantView(need(), t, reports.get(t.id), metaOf(t), nextRuns.get(t.id)))),
+      next: kept.length > n && last !== undefined ? encodeCursor(last.id) : null,
     });
   });
 
@@ -437,8 +452,8 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     need().logger.info({ tenant: parsed.id, platform: parsed.platform.kind, key: c.get('key').name }, 'api: tenant created');
     const meta = metaOf(made.tenant.config);
     await need().notify?.emit(tenantEvent({ type: 'tenant.created', tenantId: parsed.id, source: 'api', platform: parsed.platform.kind, at: Date.now(), version: meta.etag }));
-    const [connection] = await statesOf(need(), [made.tenant.config]);
-    return ok(201, await tenantView(need(), made.tenant.config, connection, meta), { location: `/v1/tenants/${parsed.id}`, etag: meta.etag });
+    const [[connection], nextRuns] = await Promise.all([statesOf(need(), [made.tenant.config]), nextRunsOf(need(), [made.tenant.config])]);
+    return ok(201, await tenantView(need(), made.tenant.config, connection, meta, nextRuns.get(parsed.id)), { location: `/v1/tenants/${parsed.id}`, etag: meta.etag });
   });
 
   api.openapi(ROUTES.getTenant, async (c) => {
@@ -573,6 +588,19 @@ function declare(api: OpenAPIHono<ApiEnv>, d: ApiDeps | undefined, documentOf: (
     return send(new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } }));
   });
 
+  api.openapi(ROUTES.revokeConnection, async (c) => {
+    const { tenantId } = c.req.valid('param');
+    await fresh();
+    const tenant = visible(c, tenantId);
+    if (!tenant) return unknownTenant();
+    if (oauthOf(tenant.platform) === undefined) return fail(ours('not-connectable', `${tenantId} is a ${tenant.platform.kind} tenant: only ${OAUTH_KINDS.join(', ')} tenants have a connection to revoke`));
+    const key = c.get('key').name;
+    const outcome = await need().revokeConnection?.(tenantId, `api:${key}`);
+    if (outcome === undefined) return fail(ours('revoke-needs-token-key', 'set PLATFORM_TOKEN_KEY: the token chain is sealed under it, and read to tell the platform'));
+    need().logger.info({ tenant: tenantId, connection: outcome.connection, platform: outcome.platform, chainDeleted: outcome.chainDeleted, linksRevoked: outcome.linksRevoked, key }, 'api: connection revoked');
+    return ok(200, { tenantId, connection: outcome.connection ?? null, platform: outcome.platform, chainDeleted: outcome.chainDeleted, linksRevoked: outcome.linksRevoked });
+  });
+
   // Events (decisions 0220-0223): the event log, oldest first; a key limited to some tenants sees theirs only.
   const notCursor = (): never =>
     fail(ours('invalid-query', 'the query did not validate', [{ in: 'query', path: ['after'], message: 'not a cursor this API gave (pass `next` as it is) nor the id of a kept event' }]));
@@ -661,6 +689,99 @@ function urlsOf(value: unknown, path: (string | number)[] = []): { path: (string
 
 const statesOf = (d: ApiDeps, tenants: readonly TenantConfig[]): Promise<ConnectionReport[]> => d.connections?.(tenants) ?? connectionStates(d.redis, d.prefix, tenants);
 
+/**
+ * Reads the connection reports of those of these tenants not read yet into `reports` (undefined: a tenant without
+ * one), tenant beside tenant: `statesOf` reads its tenants one after another.
+ */
+async function readReports(d: ApiDeps, tenants: readonly TenantConfig[], reports: Map<string, ConnectionReport | undefined>): Promise<void> {
+  const unread = tenants.filter((t) => !reports.has(t.id));
+  const read = await Promise.all(unread.map(async (t) => (await statesOf(d, [t]))[0]));
+  unread.forEach((t, i) => reports.set(t.id, read[i]));
+}
+
+/** Tenants examined at once when `q` or `state` selects some: what each needs read side by side, a chunk after another. */
+export const SCAN_CHUNK = 200;
+
+/**
+ * The first `want` of these tenants (visible to the key, in order of id, after the cursor) whose id or organisation
+ * name holds `needle` and that are in `state` (the `state` parameter says which), and the connection reports read on
+ * the way. Chunk by chunk, so a filter reads no more than the tenants up to its page (every tenant, when few match).
+ */
+async function select(d: ApiDeps, tenants: readonly TenantConfig[], want: number, needle: string | undefined, state: TenantState | undefined): Promise<{ kept: TenantConfig[]; reports: Map<string, ConnectionReport | undefined> }> {
+  const kept: TenantConfig[] = [];
+  const reports = new Map<string, ConnectionReport | undefined>();
+  for (let i = 0; i < tenants.length && kept.length < want; i += SCAN_CHUNK) {
+    let chunk = tenants.slice(i, i + SCAN_CHUNK);
+    if (needle !== undefined) {
+      // The id first (nothing to read); the organisation's name of a tenant connected with a link only.
+      const byId = (t: TenantConfig): boolean => t.id.toLowerCase().includes(needle);
+      await readReports(d, chunk.filter((t) => !byId(t) && oauthOf(t.platform) !== undefined), reports);
+      chunk = chunk.filter((t) => byId(t) || (reports.get(t.id)?.name?.toLowerCase().includes(needle) ?? false));
+    }
+    if (state !== undefined && chunk.length > 0) {
+      const holds = await inState(d, chunk, state, reports);
+      chunk = chunk.filter((_, j) => holds[j] === true);
+    }
+    kept.push(...chunk);
+  }
+  return { kept: kept.slice(0, want), reports };
+}
+
+/** Whether each of these tenants is in `state`, as its view would show it: only what the state needs is read. */
+async function inState(d: ApiDeps, tenants: readonly TenantConfig[], state: TenantState, reports: Map<string, ConnectionReport | undefined>): Promise<boolean[]> {
+  const { stores } = d;
+  const outcomes = (): Promise<(string | undefined)[]> => stores.runs.lastOutcomes(tenants.map((t) => t.id));
+  switch (state) {
+    case 'connected':
+    case 'needs_reconnect':
+    case 'awaiting_connection':
+      await readReports(d, tenants, reports);
+      return tenants.map((t) => reports.get(t.id)?.state === state);
+    case 'running':
+      return (await sendAll(d.redis, tenants.map((t) => ['exists', stores.runLock.key(t.id)]))).map((n) => n === 1);
+    case 'failing':
+      return (await outcomes()).map((o) => o === 'failed');
+    case 'partial': {
+      const [last, dead] = await Promise.all([outcomes(), sendAll(d.redis, tenants.map((t) => ['hlen', stores.deadLetters.key(t.id)]))]);
+      return last.map((o, i) => o === 'partial' || Number(dead[i] ?? 0) > 0);
+    }
+    case 'waiting': {
+      const [last] = await Promise.all([outcomes(), readReports(d, tenants, reports)]);
+      return last.map((o, i) => o === 'waiting' || reports.get(tenants[i]?.id ?? '')?.state === 'awaiting_connection');
+    }
+  }
+}
+
+/**
+ * When each of these tenants' next scheduled run is due (ms): the earliest next tick of its schedulers (incremental
+ * and reconcile, src/queues/schedulers.ts). BullMQ 6 keeps a queue's schedulers in its `repeat` sorted set, scored by
+ * their next tick (what `getJobScheduler` answers as `next`): one ZMSCORE for a page (one key: one slot on a Cluster).
+ */
+async function nextRunsOf(d: ApiDeps, tenants: readonly TenantConfig[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (tenants.length === 0) return out;
+  const tick = JOBS.tick;
+  const modes = ['incremental', 'reconcile'] as const;
+  const ids = tenants.flatMap((t) => modes.map((mode) => tick.schedulerId?.({ tenantId: t.id, mode }) ?? ''));
+  const scores = await d.redis.zmscore(`${queuePrefix(d.prefix, QUEUES.schedule)}:${QUEUES.schedule}:repeat`, ...ids);
+  tenants.forEach((t, i) => {
+    const next = scores
+      .slice(i * modes.length, (i + 1) * modes.length)
+      .filter((v): v is string => v !== null)
+      .map(Number)
+      .filter(Number.isFinite);
+    if (next.length > 0) out.set(t.id, Math.min(...next));
+  });
+  return out;
+}
+
+/** The schedule the tenant's schedulers are written with (ensureTickSchedules), defaults applied. */
+function scheduleOf(t: TenantConfig): z.infer<typeof tenantSchema>['schedule'] {
+  const s = t.schedule;
+  const cron = s.cron ?? null;
+  return { everyMs: cron === null ? (s.every ?? DEFAULT_EVERY_MS) : null, cron, tz: cron === null ? null : (s.tz ?? null), reconcileEveryMs: s.reconcileEvery };
+}
+
 /** What the view of a tenant says of its entry, and its entity tag. */
 interface TenantMeta {
   source: 'file' | 'api';
@@ -669,7 +790,7 @@ interface TenantMeta {
   etag: string;
 }
 
-async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined, meta: TenantMeta): Promise<z.infer<typeof tenantSchema>> {
+async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionReport | undefined, meta: TenantMeta, nextRunAt: number | undefined): Promise<z.infer<typeof tenantSchema>> {
   const { stores } = d;
   const [cursors, deadLetters, pendingInvoices, holder, last, delivery] = await Promise.all([
     Promise.all(ENTITIES.map(async (e) => [e, (await stores.cursors.get(t.id, e))?.highWater ?? null] as const)),
@@ -693,6 +814,8 @@ async function tenantView(d: ApiDeps, t: TenantConfig, connection: ConnectionRep
     deadLetters,
     pendingInvoices,
     lastWebhook: delivery ?? null,
+    schedule: scheduleOf(t),
+    nextRunAt: nextRunAt === undefined ? null : isoOf(nextRunAt),
   };
 }
 

@@ -31,6 +31,7 @@ export const PROBLEMS = {
   'tenant-changed': { status: 412, title: 'The tenant changed since it was read' },
   'tenants-need-token-key': { status: 501, title: 'Tenants cannot be created without PLATFORM_TOKEN_KEY' },
   'no-receiver': { status: 409, title: 'The tenant has no run-webhook receiver' },
+  'revoke-needs-token-key': { status: 501, title: 'A connection cannot be revoked without PLATFORM_TOKEN_KEY' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEMS;
 

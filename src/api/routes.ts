@@ -6,6 +6,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import {
   connectLinkRequestSchema,
   connectLinkSchema,
+  connectionRevokedSchema,
   deadLetterPageSchema,
   deadLettersQuery,
   eventPageSchema,
@@ -76,7 +77,8 @@ export const ROUTES = {
     path: '/v1/tenants',
     operationId: 'listTenants',
     summary: 'List tenants',
-    description: 'Every tenant this key may see, with its settings, platform, connection, last run, cursors, dead letters and pending invoices, a page at a time in order of id: pass `next` as `cursor` until it is null.',
+    description:
+      'Every tenant this key may see, with its settings, platform, connection, last run, cursors, dead letters, pending invoices, schedule and next scheduled run, a page at a time in order of id: pass `next` as `cursor` until it is null. `q` and `state` select some (pass them again with `cursor`): a page holds up to `limit` of those, and `next` is null once no further tenant matches.',
     tags: TENANTS,
     security,
     request: { query: tenantsQuery },
@@ -264,6 +266,23 @@ export const ROUTES = {
       ...ofTenant,
       404: problem('no such tenant (or not one of this key), or no such outstanding link (used, revoked, expired or never made)'),
       501: problem('connect links are off: PUBLIC_URL and PLATFORM_TOKEN_KEY are not both set'),
+    },
+  }),
+  revokeConnection: createRoute({
+    method: 'delete',
+    path: '/v1/tenants/{tenantId}/connection',
+    operationId: 'revokeConnection',
+    summary: 'Revoke the connection',
+    description:
+      "Ends the tenant's connection: tells the platform (Xero, QuickBooks, Zoho Books) to revoke the grant, deletes the token chain and the binding, and revokes the tenant's outstanding connect links; a `connection.changed` event (`revoked`) follows. A platform that cannot be told does not keep the chain: it is deleted all the same, and `platform` says why it was not told. Runs then wait (`waiting`) until a new connect link is used. As `collections-sync connect revoke`.",
+    tags: LINKS,
+    security,
+    request: { params: tenantParams },
+    responses: {
+      200: json(connectionRevokedSchema, 'revoked (or there was no connection: `chainDeleted` is false)'),
+      ...ofTenant,
+      409: problem('the tenant is not one of a platform connected with a link (`not-connectable`)'),
+      501: problem('PLATFORM_TOKEN_KEY is not set: the token chain cannot be read to tell the platform'),
     },
   }),
   listEvents: createRoute({

@@ -139,6 +139,16 @@ export const connectionSchema = z
 
 const cursorSchema = z.object({ updatedAt: z.string(), id: z.string() }).nullable();
 
+/** The schedule a tenant runs on, defaults applied (its `settings` hold what was written, which may leave them out). */
+export const tenantScheduleSchema = z
+  .object({
+    everyMs: count.nullable().openapi({ description: 'incremental runs every this many ms (the default, 15 minutes, when the entry gives neither `every` nor `cron`); null: on `cron`', example: 900000 }),
+    cron: z.string().nullable().openapi({ description: 'incremental runs on this cron pattern (in `tz`); null: on `everyMs`' }),
+    tz: z.string().nullable().openapi({ description: 'the time zone of `cron` (null: UTC)' }),
+    reconcileEveryMs: count.openapi({ description: 'the reconcile pass (every open invoice) runs every this many ms', example: 86400000 }),
+  })
+  .openapi('TenantSchedule', { description: 'when the tenant is synced, as its schedulers are written (defaults applied)' });
+
 export const tenantSchema = z
   .object({
     id: tenantId,
@@ -155,6 +165,10 @@ export const tenantSchema = z
     deadLetters: z.object({ total: count, byEntity: perEntity(count) }),
     pendingInvoices: count.openapi({ description: 'invoices waiting for their contact' }),
     lastWebhook: lastDeliverySchema.nullable().openapi({ description: 'the last outgoing event and its delivery (null: none)' }),
+    schedule: tenantScheduleSchema,
+    nextRunAt: iso
+      .nullable()
+      .openapi({ description: "when the tenant's next scheduled run is due: the earliest next tick of its schedulers (incremental and reconcile); null: none is in place (a worker writes them at its start and when the tenants change)" }),
   })
   .openapi('Tenant');
 
@@ -233,9 +247,30 @@ export const deadLettersQuery = z.object({
   limit: limitParam(500, 50),
   cursor: z.string().max(8192).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
 });
+/** What `GET /v1/tenants?state=` selects (api.ts `inState`). */
+export const TENANT_STATES = ['connected', 'needs_reconnect', 'awaiting_connection', 'failing', 'partial', 'waiting', 'running'] as const;
+export type TenantState = (typeof TENANT_STATES)[number];
 export const tenantsQuery = z.object({
   limit: limitParam(100, 50),
-  cursor: z.string().max(512).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page' }),
+  cursor: z.string().max(512).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'the `next` of the previous page (of the same `q` and `state`)' }),
+  q: z
+    .string({ error: 'q must be text of at most 100 characters' })
+    .max(100, 'q must be text of at most 100 characters')
+    .optional()
+    .openapi({
+      param: { name: 'q', in: 'query' },
+      example: 'acme',
+      description:
+        "only tenants whose id holds this text, case-insensitively, or whose connection's organisation (company) name does (`connection.name`, a tenant connected with a link); at most 100 characters; empty or blank: no filter",
+    }),
+  state: z
+    .enum(TENANT_STATES, { error: `state must be one of ${TENANT_STATES.join(', ')}` })
+    .optional()
+    .openapi({
+      param: { name: 'state', in: 'query' },
+      description:
+        'only tenants in this state, as their view shows it: `connected`, `needs_reconnect`, `awaiting_connection`: `connection.state` is that (a tenant without a `connection` is in none of them); `failing`: `lastRun.outcome` is `failed`; `partial`: `lastRun.outcome` is `partial` or `deadLetters.total` is over 0; `waiting`: `lastRun.outcome` is `waiting`, or `connection.state` is `awaiting_connection`; `running`: `running` is true. `lastRun` is the newest run: a tenant whose newest run is under way has no outcome (it is `running`, not `failing`)',
+    }),
 });
 export const ifMatchHeaders = z.object({
   'if-match': z.string().max(1024).optional().openapi({ param: { name: 'if-match', in: 'header' }, description: 'the ETag of the tenant as read: a tenant changed since is not patched (412)' }),
@@ -315,6 +350,16 @@ export const redeliverySchema = z
       .openapi({ description: 'queued: a new delivery (NOTIFY_ATTEMPTS attempts); promoted: the delivery waiting its back-off goes now; already queued: one is waiting or under way' }),
   })
   .openapi('EventRedelivery');
+
+export const connectionRevokedSchema = z
+  .object({
+    tenantId,
+    connection: z.string().nullable().openapi({ description: 'the Xero organisation, QuickBooks realm or Zoho Books organization that was connected (null: none was)' }),
+    platform: z.string().openapi({ description: 'what the platform said: `revoked`, `not connected` (nothing to revoke), or `not told: <why>` (the chain is deleted all the same)', example: 'revoked' }),
+    chainDeleted: z.boolean().openapi({ description: 'the token chain and the binding were deleted (false: there was no connection)' }),
+    linksRevoked: count.openapi({ description: 'outstanding connect links of the tenant revoked with it' }),
+  })
+  .openapi('ConnectionRevoked', { description: 'the outcome of revoking a connection: the same as `collections-sync connect revoke --json`' });
 
 export const webhookTestRequestSchema = z.strictObject({ tenantId: z.string().max(64).openapi({ example: 'acme' }) }).openapi('WebhookTestRequest');
 export const webhookTestResultSchema = z

@@ -26,7 +26,18 @@ export interface RevokeOutcome {
 }
 
 export async function revokeConnection(
-  d: { redis: Redis; prefix: string; tokenKey: string; previousTokenKey?: string | undefined; publicUrl?: string; tenants: readonly TenantConfig[]; logger: Logger; onChanged?(change: ConnectionChange): Promise<void> },
+  d: {
+    redis: Redis;
+    prefix: string;
+    tokenKey: string;
+    previousTokenKey?: string | undefined;
+    publicUrl?: string;
+    tenants: readonly TenantConfig[];
+    logger: Logger;
+    onChanged?(change: ConnectionChange): Promise<void>;
+    /** Who revokes, for the event's reason and the log (the API's `api:<key name>`; absent: the CLI). */
+    by?: string;
+  },
   tenantId: string,
 ): Promise<RevokeOutcome> {
   const tenant = d.tenants.find((t) => t.id === tenantId);
@@ -68,7 +79,7 @@ export async function revokeConnection(
   await auth.disconnect();
   await bindings.remove(tenantId);
   await connect.close();
-  await d.onChanged?.({ tenant: tenantId, platform: p.kind, state: 'revoked', connection, at: Date.now(), reason: `connect revoke; platform: ${told}` });
-  d.logger.info({ tenant: tenantId, connection, platform: told, linksRevoked }, 'connect: connection revoked and its token chain deleted');
+  await d.onChanged?.({ tenant: tenantId, platform: p.kind, state: 'revoked', connection, at: Date.now(), reason: `connect revoke${d.by !== undefined ? ` by ${d.by}` : ''}; platform: ${told}` });
+  d.logger.info({ tenant: tenantId, connection, platform: told, linksRevoked, ...(d.by !== undefined ? { by: d.by } : {}) }, 'connect: connection revoked and its token chain deleted');
   return { tenant: tenantId, connection, platform: told, chainDeleted: true, linksRevoked };
 }

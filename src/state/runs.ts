@@ -13,6 +13,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RUN_MODES } from '../glossary.js';
+import { sendAll, type RedisCommand } from '../redis/batch.js';
 import { stateKey } from './keys.js';
 import { stateScript } from './script.js';
 import { hgetallFlat, pairs, parseJson, parseValue, StateCorruptError } from './stored.js';
@@ -40,6 +41,7 @@ export interface RunsBound {
 export const runModeSchema = z.enum(RUN_MODES);
 /** `waiting`: the tenant's platform is not connected yet (no refresh token, no connect link completed): not a failure. */
 export const runOutcomeSchema = z.enum(['succeeded', 'partial', 'failed', 'waiting']);
+export type RunOutcome = z.infer<typeof runOutcomeSchema>;
 const countsSchema = z.record(z.string(), z.number().int());
 const progressSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
@@ -246,6 +248,30 @@ export class RunStore {
 
   async last(tenant: string): Promise<RunRecord | undefined> {
     return (await this.recent(tenant, 1))[0];
+  }
+
+  /**
+   * The outcome of each tenant's last run, as `last` gives it (undefined: no run yet, or the last is under way), for
+   * many tenants at once (the API's tenant filters): the newest id and compact line of each side by side, then the
+   * outcome field of each detailed one; no record is decoded but a compact line.
+   */
+  async lastOutcomes(tenants: readonly string[]): Promise<(RunOutcome | undefined)[]> {
+    const heads = await sendAll(this.redis, tenants.flatMap((t): RedisCommand[] => [['zrevrange', this.indexKey(t), 0, 0], ['lindex', this.compactKey(t), 0]]));
+    const newest = tenants.map((_, i) => (heads[2 * i] as string[] | undefined)?.[0]);
+    const detailed = tenants.flatMap((t, i) => {
+      const id = newest[i];
+      return id === undefined ? [] : [{ i, command: ['hget', this.runKey(t, id), 'outcome'] as RedisCommand }];
+    });
+    const outcomes = await sendAll(this.redis, detailed.map((d) => d.command));
+    const out: (RunOutcome | undefined)[] = tenants.map((t, i) => {
+      const line = heads[2 * i + 1];
+      return newest[i] === undefined && typeof line === 'string' ? this.decodeCompact(this.compactKey(t), line).outcome : undefined;
+    });
+    detailed.forEach((d, j) => {
+      const parsed = runOutcomeSchema.safeParse(outcomes[j]);
+      out[d.i] = parsed.success ? parsed.data : undefined;
+    });
+    return out;
   }
 
   /** The index, every run hash it names (read first: run keys are not enumerable otherwise), the last success. */

@@ -178,6 +178,24 @@ export async function startPublicServer(app: App, o: PublicServerOptions): Promi
               const d = await app.stores.deliveries.last(id);
               return d === undefined ? undefined : { ...d, at: new Date(d.at).toISOString() };
             }),
+          // DELETE /v1/tenants/{id}/connection: `connect revoke`'s code, its connection.changed event through the app's sink.
+          revokeConnection: async (id, by) =>
+            env.PLATFORM_TOKEN_KEY === undefined
+              ? undefined
+              : (await import('../connect/index.js')).revokeConnection(
+                  {
+                    redis: app.redis,
+                    prefix: env.KEY_PREFIX,
+                    tokenKey: env.PLATFORM_TOKEN_KEY,
+                    previousTokenKey: env.PLATFORM_TOKEN_KEY_PREVIOUS,
+                    ...(env.PUBLIC_URL !== undefined ? { publicUrl: env.PUBLIC_URL } : {}),
+                    tenants: app.tenants(),
+                    logger: logger.child({ part: 'connect' }),
+                    by,
+                    onChanged: (ch) => app.notify.emit(connectionChangedEvent({ tenantId: ch.tenant, platform: ch.platform, state: ch.state, connection: ch.connection, reason: ch.reason, at: ch.at })),
+                  },
+                  id,
+                ),
           logger: logger.child({ part: 'api' }),
           onRequest: (e) => metrics?.apiRequests.inc({ key: e.key, route: e.route, status: String(e.status) }),
         },

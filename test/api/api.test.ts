@@ -110,6 +110,7 @@ describe('the control API', () => {
       ['POST', '/v1/tenants/kiwi/connect-links', {}],
       ['GET', '/v1/tenants/kiwi/connect-links'],
       ['DELETE', '/v1/tenants/kiwi/connect-links/Xq3b_2KfLw9Z'],
+      ['DELETE', '/v1/tenants/kiwi/connection'],
       ['GET', '/v1/nothing-here'],
       ['DELETE', '/v1/tenants'],
       ['GET', '/v1'],
@@ -156,6 +157,7 @@ describe('the control API', () => {
       ['POST', '/v1/tenants/kiwi/connect-links', {}],
       ['GET', '/v1/tenants/kiwi/connect-links'],
       ['DELETE', '/v1/tenants/kiwi/connect-links/Xq3b_2KfLw9Z'],
+      ['DELETE', '/v1/tenants/kiwi/connection'],
     ] as [string, string, unknown?][]) {
       const hidden = await api.call('GET' === method ? method : method, path, { key: BETA_ONLY, ...(body !== undefined ? { body } : {}) });
       const none = await api.call(method, path.replace(/\/(acme|kiwi)(\/|$)/, '/nobody$2'), { key: FULL, ...(body !== undefined ? { body } : {}) });
@@ -442,6 +444,12 @@ describe('the control API', () => {
     expect((await fetch(reconnect.body.url, { redirect: 'manual' })).status).toBe(302);
     await auth.disconnect();
     await new BindingStore(rig.app.redis, rig.env.KEY_PREFIX).remove('kiwi');
+    // Revoking the connection of a tenant that has none revokes its outstanding links (test/api/tenant-filters.test.ts revokes a connection).
+    const outstanding = (await api.call<{ items: unknown[] }>('GET', '/v1/tenants/kiwi/connect-links', { key: FULL })).body.items.length;
+    expect(outstanding).toBeGreaterThan(0);
+    const none = await api.call('DELETE', '/v1/tenants/kiwi/connection', { key: FULL });
+    expect([none.status, none.body]).toEqual([200, { tenantId: 'kiwi', connection: null, platform: 'not connected', chainDeleted: false, linksRevoked: outstanding }]);
+    expect((await api.call<{ items: unknown[] }>('GET', '/v1/tenants/kiwi/connect-links', { key: FULL })).body.items).toEqual([]);
   });
 
   it('counts requests by key name and logs them without the key', async () => {
