@@ -138,4 +138,10 @@ export class MinuteLimiter {
     w.count += 1;
     return 0;
   }
+  /** What `take` would answer, without counting. */
+  peek(key: string, now = Date.now()): number {
+    const w = this.#windows.get(key);
+    if (!w || now - w.start >= 60_000 || w.count < this.perMin) return 0;
+    return Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+  }
 }

@@ -50,8 +50,8 @@ export interface ConsoleDeps {
   secure: boolean;
   trustProxy: TrustProxy;
   logger: Logger;
-  /** Sign-in attempts a minute per client address (default 10). */
-  signInPerMin?: number;
+  /** Failed sign-ins a minute per client address before every sign-in from it waits (default 10). */
+  signInFailuresPerMin?: number;
 }
 
 type Who = { session: Session; key: ApiKey };
@@ -84,7 +84,7 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
   const app = new Hono<Env>();
   const sessions = new SessionStore(d.redis, d.prefix, d.sessionS);
   const digests = digestKeys(d.keys);
-  const attempts = new MinuteLimiter(d.signInPerMin ?? 10);
+  const failures = new MinuteLimiter(d.signInFailuresPerMin ?? 10);
   const log = d.logger;
 
   /** The signed-in session and its key, or undefined (none, expired, signed out, or its key changed since). */
@@ -123,20 +123,23 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
 
   app.post('/console/sign-in', bodyLimit({ maxSize: 8 * 1024, onError: () => html(413, page({ title: 'Too large' }, messagePage('Too large', 'The form was over 8 KiB.'))) }), async (c) => {
     const address = clientAddressOf(c.env.incoming.socket.remoteAddress, c.req.header('x-forwarded-for'), d.trustProxy);
-    const wait = attempts.take(address);
+    // Failed sign-ins are counted per address; past the limit every sign-in waits for the minute to end.
+    const wait = failures.peek(address);
     if (wait > 0) {
-      log.warn({ address }, 'console: sign-in attempts over the limit');
+      log.warn({ address }, 'console: a sign-in refused: too many failed ones from this address this minute');
       return html(429, page({ title: 'Too many attempts' }, messagePage('Too many attempts', `Wait ${wait} s and try again.`, ['Sign in', '/console/sign-in'])), { 'retry-after': String(wait) });
     }
     const form = await formOf(c);
     const next = safeNext(form['next']);
     const expected = cookieOf(c.req.header('cookie'), signInCookieName(d.secure));
     if (expected === undefined || !csrfMatches({ csrf: expected }, form['_csrf'])) {
+      failures.take(address);
       log.warn({ address }, 'console: a sign-in without its form token refused (CSRF)');
       return signInForm(c, 403, { error: 'This sign-in form expired or did not come from this console. Try again.', ...(next ? { next } : {}) });
     }
     const key = keyOf(digests, `Bearer ${(form['key'] ?? '').trim()}`);
     if (key === undefined) {
+      failures.take(address);
       log.warn({ address }, 'console: a sign-in with a key that is not one of API_KEYS refused');
       return signInForm(c, 401, { error: 'That is not an API key of this worker.', ...(next ? { next } : {}) });
     }

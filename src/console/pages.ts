@@ -45,12 +45,6 @@ function connectionCell(t: Tenant): Html {
   return h`${badge(c.state)}${c.name !== undefined ? h` <span dir="auto">${c.name}</span>` : ''}`;
 }
 
-/** When the tenant's next scheduled run starts, if the view says. */
-function nextRunOf(t: Tenant): string | null {
-  const v = (t as Tenant & { nextRunAt?: string | null }).nextRunAt;
-  return typeof v === 'string' ? v : null;
-}
-
 export function tenantListPage(f: Format, list: TenantList, o: { q: string; state: string; cursor?: string }): Html {
   const rows = list.items.map(
     (t) => h`<tr>
@@ -60,7 +54,7 @@ export function tenantListPage(f: Format, list: TenantList, o: { q: string; stat
 <td>${t.running ? badge('running') : t.lastRun === null ? h`<span class="muted">never run</span>` : h`${badge(t.lastRun.outcome ?? t.lastRun.state)} ${when(f, t.lastRun.finishedAt ?? t.lastRun.startedAt)}`}</td>
 <td>${t.lastRun === null ? '' : countsLine(f, t.lastRun.totals)}</td>
 <td class="num">${t.deadLetters.total > 0 ? h`<a href="${tenantHref(t.id)}/dead-letters">${num(f, t.deadLetters.total)}</a>` : '0'}</td>
-<td>${when(f, nextRunOf(t), 'not scheduled')}</td>
+<td>${when(f, t.nextRunAt, 'not scheduled')}</td>
 </tr>`,
   );
   const keep = { q: o.q, state: o.state };
@@ -110,15 +104,14 @@ export interface TenantPageParts {
 export function tenantPage(f: Format, p: TenantPageParts): Html {
   const t = p.tenant;
   const c = t.connection;
-  const schedule = t.settings['schedule'];
   return h`<h1><span dir="auto">${t.id}</span> <span class="muted">· ${t.platform}${t.source === 'api' ? ' · created over the API' : ''}</span></h1>
 <section aria-labelledby="now">
 <h2 id="now">Now</h2>
 <dl class="facts">
 <dt>Running</dt><dd>${t.running ? badge('running') : 'no'}</dd>
 <dt>Last run</dt><dd>${t.lastRun === null ? 'never' : h`<a href="${runHref(t.id, t.lastRun.runId)}">${t.lastRun.runId}</a> ${badge(t.lastRun.outcome ?? t.lastRun.state)} ${when(f, t.lastRun.finishedAt ?? t.lastRun.startedAt)}`}</dd>
-<dt>Next scheduled run</dt><dd>${when(f, nextRunOf(t), 'not scheduled here')}</dd>
-<dt>Schedule</dt><dd>${scheduleText(schedule)}</dd>
+<dt>Next scheduled run</dt><dd>${when(f, t.nextRunAt, 'not scheduled here')}</dd>
+<dt>Schedule</dt><dd>${scheduleText(t.schedule)}</dd>
 <dt>Invoices waiting for their contact</dt><dd>${num(f, t.pendingInvoices)}</dd>
 </dl>
 <form method="post" action="${tenantHref(t.id)}/runs" class="actions">
@@ -163,19 +156,9 @@ ${deliveries(f, t, p)}
 </section>`;
 }
 
-function scheduleText(schedule: unknown): Html {
-  if (schedule === null || typeof schedule !== 'object') return h`incremental every 15 min (the default)`;
-  const s = schedule as Record<string, unknown>;
-  const every = (v: unknown): string => (typeof v === 'number' ? duration(v) : typeof v === 'string' ? v : JSON.stringify(v));
-  const words: Record<string, string> = { every: 'incremental every', reconcileEvery: 'reconcile every', fullEvery: 'full every' };
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(s)) {
-    if (k === 'tz' || v === undefined || v === null) continue;
-    if (k === 'cron') parts.push(`incremental at cron ${typeof v === 'string' ? v : JSON.stringify(v)}${typeof s['tz'] === 'string' ? ` (${s['tz']})` : ''}`);
-    else parts.push(`${words[k] ?? k} ${every(v)}`);
-  }
-  if (!('every' in s) && !('cron' in s)) parts.unshift('incremental every 15 min (the default)');
-  return h`${parts.join('; ')}`;
+function scheduleText(s: Tenant['schedule']): Html {
+  const incremental = s.cron !== null ? `incremental at cron ${s.cron}${s.tz !== null ? ` (${s.tz})` : ''}` : `incremental every ${duration(s.everyMs)}`;
+  return h`${incremental}; reconcile every ${duration(s.reconcileEveryMs)}`;
 }
 
 function linksSection(f: Format, p: TenantPageParts): Html {

@@ -293,6 +293,28 @@ describe('the operator\'s console', () => {
     await context.close();
   });
 
+  // Last: it locks this address out of sign-in for the rest of the minute.
+  it('after 10 failed sign-ins in a minute an address waits, the right key included', async () => {
+    const { context, page } = await fresh();
+    const attempt = async (key: string): Promise<number> => {
+      await page.goto(`${base}/console/sign-in`);
+      await page.getByLabel('API key').fill(key);
+      const answer = page.waitForResponse((r) => r.url().endsWith('/console/sign-in') && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      return (await answer).status();
+    };
+    // The first test's wrong key may still count in this minute: at most 10 failures answer 401, then 429.
+    const statuses: number[] = [];
+    while (statuses.length < 12 && statuses[statuses.length - 1] !== 429) statuses.push(await attempt(`wrong-key-${statuses.length}-0123456789abcdefghijklmnop`));
+    expect(statuses[statuses.length - 1]).toBe(429);
+    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(9);
+    expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
+    expect(await attempt(FULL)).toBe(429);
+    expect(await page.locator('main').textContent()).toMatch(/Too many attempts.*Wait \d+ s/s);
+    expect(rig.logs.join('')).toContain('too many failed ones from this address');
+    await context.close();
+  });
+
   it('no page broke its Content-Security-Policy', () => {
     expect(csp).toEqual([]);
   });
