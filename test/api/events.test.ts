@@ -122,6 +122,28 @@ describe('events over the control API', () => {
     expect((await api.call<Page>('GET', `/v1/events?type=run.finished&after=${ids[0]!}`, { key: FULL })).body.items.map((e) => e.id)).toEqual(ids.slice(1));
     const bad = await api.call<Problem>('GET', '/v1/events?after=not-a-cursor', { key: FULL });
     expect([bad.status, bad.body.type]).toEqual([400, 'tag:collections-sync,2026:problem/invalid-query']);
+
+    // order=newest: the same events the other way, a page of one at a time; after an id, those recorded before it
+    const newest: string[][] = [];
+    let back: string | null = null;
+    do {
+      const page: { body: Page } = await api.call<Page>('GET', `/v1/events?type=run.finished&order=newest&limit=1${back === null ? '' : `&after=${back}`}`, { key: FULL });
+      newest.push(page.body.items.map((e) => e.id));
+      back = page.body.next;
+    } while (back !== null && newest.length < 10);
+    expect(newest).toEqual([...ids].reverse().map((id) => [id]));
+    expect((await api.call<Page>('GET', `/v1/events?type=run.finished&order=newest&after=${ids[2]!}`, { key: FULL })).body.items.map((e) => e.id)).toEqual([ids[1], ids[0]]);
+    // a cursor of one order is not one of the other
+    const first = await api.call<Page>('GET', '/v1/events?type=run.finished&limit=1', { key: FULL });
+    const crossed = await api.call<Problem>('GET', `/v1/events?type=run.finished&order=newest&after=${first.body.next ?? ''}`, { key: FULL });
+    expect([crossed.status, crossed.body.type]).toEqual([400, 'tag:collections-sync,2026:problem/invalid-query']);
+    // a run's summary carries its totals and errors, as its full view counts them
+    const listed = await api.call<{ items: { runId: string; totals: Record<string, number>; errorCount: number; firstError: string | null }[] }>('GET', '/v1/tenants/acme/runs?limit=5', { key: FULL });
+    const summary = listed.body.items.find((r) => r.runId === runs[0]);
+    const full = await api.call<{ counts: { total: Record<string, number> }; errors: string[]; errorsOmitted: number }>('GET', `/v1/tenants/acme/runs/${runs[0]!}`, { key: FULL });
+    expect(summary?.totals).toEqual(full.body.counts.total);
+    expect(summary?.errorCount).toBe(full.body.errors.length + full.body.errorsOmitted);
+    expect(summary?.firstError).toBe(full.body.errors[0] ?? null);
   });
 
   it('redelivers an event under the same id; a tenant without a receiver is refused, an unknown id is 404', async () => {

@@ -16,6 +16,7 @@ import { launchBrowser, seriousViolations } from '../helpers/browser.js';
 import { freePort, useTestRedis } from '../helpers/redis.js';
 import { startRig, type Rig } from '../helpers/rig.js';
 import { TOKEN_KEY } from '../platforms/xero/harness.js';
+import { newSecret, startReceiver, type Receiver } from '../notify/receiver.js';
 import { Secret } from '../../src/secret.js';
 import { BindingStore } from '../../src/platforms/oauth/binding.js';
 import { TokenCipher } from '../../src/platforms/oauth/cipher.js';
@@ -35,6 +36,7 @@ describe('the operator\'s console', () => {
   let base: string;
   let folder: string;
   let browser: Browser;
+  let receiver: Receiver;
   const csp: string[] = [];
 
   beforeAll(async () => {
@@ -48,6 +50,8 @@ describe('the operator\'s console', () => {
     await writeFile(join(folder, 'invoices.ndjson'), JSON.stringify({ id: 'I1', contactId: 'C1', updatedAt: T, status: 'AUTHORISED', number: 'N-1', date: '2026-10-01', dueDate: '2026-10-31', total: 100 }) + '\n');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    const hookSecret = newSecret();
+    receiver = await startReceiver(hookSecret);
     rig = await startRig({
       redisUrl: redis.url,
       tenants: [
@@ -56,7 +60,7 @@ describe('the operator\'s console', () => {
         { id: 'kiwi', platform: { kind: 'xero', clientId: 'XEROCLIENT', clientSecret: 'xero-secret' } },
         ...Array.from({ length: FILLERS }, (_, i) => ({ id: `m${String(i).padStart(2, '0')}`, platform: { kind: 'memory', name: `m${i}` } })),
       ],
-      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', PUBLIC_URL: base, PLATFORM_TOKEN_KEY: TOKEN_KEY, API_KEYS: `ops:${FULL}\nbeta-only:${BETA_ONLY}:beta` },
+      env: { WEBHOOK_PORT: String(port), WEBHOOK_HOST: '127.0.0.1', PUBLIC_URL: base, PLATFORM_TOKEN_KEY: TOKEN_KEY, API_KEYS: `ops:${FULL}\nbeta-only:${BETA_ONLY}:beta`, RUN_WEBHOOK_URL: receiver.url, RUN_WEBHOOK_SECRET: hookSecret },
     });
     const first = await rig.sync('acme', 'full');
     expect(first.outcome).toBe('partial');
@@ -66,6 +70,7 @@ describe('the operator\'s console', () => {
   afterAll(async () => {
     await browser?.close();
     await rig?.close();
+    await receiver?.close();
     if (folder) await rm(folder, { recursive: true, force: true });
   });
 
@@ -162,6 +167,17 @@ describe('the operator\'s console', () => {
     expect(await page.locator('#dead-letters + p').textContent()).toContain(`${BAD} dead letters`);
     expect(await page.locator('section[aria-labelledby=runs] tbody tr').count()).toBe(1);
     await accessible(page);
+
+    // The run webhook's deliveries, newest first: Redeliver sends the same event again under its id.
+    const delivered = await receiver.waitFor(1, 20_000);
+    await page.reload();
+    const redeliver = page.getByRole('button', { name: /^Redeliver msg_/ }).first();
+    const eventId = ((await redeliver.getAttribute('aria-label')) ?? '').replace('Redeliver ', '');
+    expect(eventId).toBe(String(delivered[0]?.headers['webhook-id']));
+    await redeliver.click();
+    expect(await page.getByRole('status').textContent()).toContain('queued for delivery again');
+    const again = await receiver.waitFor(2, 20_000);
+    expect(again.map((r) => r.headers['webhook-id'])).toEqual([eventId, eventId]);
 
     await page.getByRole('link', { name: `${BAD} dead letters` }).click();
     const rows = page.locator('tbody tr');
