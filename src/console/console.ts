@@ -200,6 +200,14 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
     return t.ok ? t.value : problemPage(c, 'No such tenant', t);
   };
 
+  // A tenant id in a path is one the API could name (it goes into the API's path as it is).
+  const tenantInPath: MiddlewareHandler<Env> = async (c, next) => {
+    if (TENANT_ID.test(c.req.param('id') ?? '')) return next();
+    return problemPage(c, 'No such tenant', { status: 404, problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no such tenant' } });
+  };
+  app.use('/console/tenants/:id', tenantInPath);
+  app.use('/console/tenants/:id/*', tenantInPath);
+
   app.get('/console', () => seeOther('/console/tenants'));
 
   app.get('/console/tenants', async (c) => {

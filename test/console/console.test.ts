@@ -267,6 +267,9 @@ describe('the operator\'s console', () => {
     expect(other?.status()).toBe(404);
     const letters = await page.goto(`${base}/console/tenants/acme/dead-letters`);
     expect(letters?.status()).toBe(404);
+    // A path that is no tenant id goes no further (it would name another route of the API).
+    const crafted = await page.goto(`${base}/console/tenants/beta%2F..%2F..%2Fevents`);
+    expect(crafted?.status()).toBe(404);
     await accessible(page);
     await context.close();
   });
