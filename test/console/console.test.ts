@@ -322,12 +322,14 @@ describe('the operator\'s console', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       return (await answer).status();
     };
-    // The first test's wrong key may still count in this minute: at most 10 failures answer 401, then 429.
+    // The first test's wrong key may still count in its minute, and that minute may end during this loop (a slow
+    // machine): 9 to 19 failures answer 401 (never more than 10 in one minute), then 429.
     const statuses: number[] = [];
-    while (statuses.length < 12 && statuses[statuses.length - 1] !== 429) statuses.push(await attempt(`wrong-key-${statuses.length}-0123456789abcdefghijklmnop`));
+    while (statuses.length < 21 && statuses[statuses.length - 1] !== 429) statuses.push(await attempt(`wrong-key-${statuses.length}-0123456789abcdefghijklmnop`));
     expect(statuses[statuses.length - 1]).toBe(429);
-    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(9);
     expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true);
+    expect(statuses.length - 1).toBeGreaterThanOrEqual(9);
+    expect(statuses.length - 1).toBeLessThanOrEqual(19);
     expect(await attempt(FULL)).toBe(429);
     expect(await page.locator('main').textContent()).toMatch(/Too many attempts.*Wait \d+ s/s);
     expect(rig.logs.join('')).toContain('too many failed ones from this address');
