@@ -824,8 +824,9 @@ async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.inf
   const run = await d.stores.runs.get(tenant, runId);
   if (run !== undefined) {
     // The dead letters this run made (their firstRunId), though later runs tried them again since (decision 0224).
-    // Read until one more than shown is found (a page of 500 for a run that made them all), not every page.
-    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt, { limit: RUN_DEAD_LETTERS });
+    // Read until one more than shown is found (one page for a run that made them all), not every page; pages of 200
+    // (25 at most: as deep as 10 of 500), so a run that made them all costs 200 entries read, not 500.
+    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt, { limit: RUN_DEAD_LETTERS, pageSize: 2 * RUN_DEAD_LETTERS, pages: 25 });
     return runOf(tenant, run, { items: made.entries, more: made.more });
   }
   const jobId = /^run-(.+)$/.exec(runId)?.[1];
