@@ -26,6 +26,7 @@ import { runFlakySection } from './sections/flaky.js';
 import { runOdooSection } from './sections/odoo.js';
 import { runZohoSection } from './sections/zoho.js';
 import { runTenantsSection, sizesFromEnv } from './sections/tenants.js';
+import { runConsoleSection } from './sections/console.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -100,6 +101,10 @@ async function main(): Promise<void> {
     if (want('tenants')) {
       log(`tenants: ${sizesFromEnv(p.tenants.sizes).join(' / ')} small file tenants on one worker (schedules in place, ${p.tenants.latencyMs} ms): ready, first syncs, RSS, a restart; one tenant's Redis over ${p.tenants.moreRuns} runs`);
       report.sections.tenants = await runTenantsSection(bench, p.tenants);
+    }
+    if (want('console')) {
+      log(`console: the operator's console over HTTP, a tenant with ${p.console.deadLetters} dead letters and ${p.console.others} tenants beside it: each page's median and p95 over ${p.console.requests} GETs against 50 ms`);
+      report.sections.console = await runConsoleSection(bench, p.console);
     }
   } finally {
     await bench.close();

@@ -1,5 +1,6 @@
 /** The benchmark's command line and the sizes of each section in quick and full mode. */
 import type { CliConfig } from './sections/cli.js';
+import type { ConsoleConfig } from './sections/console.js';
 import type { ClusterConfig } from './sections/cluster.js';
 import type { AdoptConfig } from './sections/adopt.js';
 import type { FairnessConfig } from './sections/fairness.js';
@@ -14,7 +15,7 @@ import type { TokenConfig } from './sections/tokens.js';
 import type { OdooBenchConfig } from './sections/odoo.js';
 import type { ZohoConfig } from './sections/zoho.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo', 'tenants'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo', 'tenants', 'console'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -61,6 +62,7 @@ export interface Plan {
   zoho: ZohoConfig;
   odoo: OdooBenchConfig;
   tenants: TenantsConfig;
+  console: ConsoleConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
@@ -100,6 +102,7 @@ export function plan(quick: boolean): Plan {
       zoho: { ...ZOHO, limitScale: 10 },
       odoo: ODOO,
       tenants: { ...TENANTS, sizes: [250, 1_000], firstSyncsTimeoutS: 600 },
+      console: { deadLetters: 10_000, others: 200, warmup: 5, requests: 30, laterPage: 20 },
     };
   }
   return {
@@ -124,5 +127,6 @@ export function plan(quick: boolean): Plan {
     zoho: { ...ZOHO, limitScale: 1, runTimeoutMs: 480_000 },
     odoo: ODOO,
     tenants: { ...TENANTS, sizes: [1_000, 5_000, 10_000, 20_000], firstSyncsTimeoutS: 900 },
+    console: { deadLetters: 10_000, others: 1_000, warmup: 5, requests: 30, laterPage: 20 },
   };
 }

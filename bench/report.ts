@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { CliResult } from './sections/cli.js';
+import type { ConsoleResult } from './sections/console.js';
 import type { ClusterResult } from './sections/cluster.js';
 import type { AdoptResult } from './sections/adopt.js';
 import type { FairnessResult } from './sections/fairness.js';
@@ -51,6 +52,7 @@ export interface Report {
     zoho?: ZohoResult;
     odoo?: OdooBenchResult;
     tenants?: TenantsResult;
+    console?: ConsoleResult;
   };
 }
 

@@ -9,7 +9,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo, tenants } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo, tenants, console: pages } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -140,6 +140,11 @@ export function tableRows(report: Report): Row[] {
     rows.push(['RSS per further tenant (idle, slope; last two sizes)', `${n(tenants.slopeKbPerTenant, 1)} KB (${n(tenants.lastSlopeKbPerTenant, 1)} KB)`, '<= 15 KB', pct(tenants.slopeKbPerTenant / 15)]);
     const r = tenants.redis;
     rows.push([`one tenant's Redis over ${tenants.config.moreRuns} runs after its ${tenants.config.firstRuns}th`, `+${n(r.growthKb, 1)} KB (runs ${n(r.runsKb[0], 1)} -> ${n(r.runsKb[1], 1)} KB, queues ${n(r.queuesKb[0], 1)} -> ${n(r.queuesKb[1], 1)} KB)`, '<= 16 KB', pct(r.growthKb / 16)]);
+  }
+  if (pages) {
+    for (const p of pages.pages) {
+      rows.push([`console: ${p.page} (${n(pages.deadLetters)} dead letters, ${n(pages.tenants)} tenants)`, `median ${n(p.medianMs, 1)} ms, p95 ${n(p.p95Ms, 1)} ms`, `<= ${pages.goalMs} ms (p95)`, p.pass ? 'pass' : 'FAIL']);
+    }
   }
   return rows;
 }

@@ -824,8 +824,10 @@ async function runView(d: ApiDeps, tenant: string, runId: string): Promise<z.inf
   const run = await d.stores.runs.get(tenant, runId);
   if (run !== undefined) {
     // The dead letters this run made (their firstRunId), though later runs tried them again since (decision 0224).
-    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt);
-    return runOf(tenant, run, { items: made.entries.slice(0, RUN_DEAD_LETTERS), more: made.entries.length > RUN_DEAD_LETTERS || made.more });
+    // Read until one more than shown is found (one page for a run that made them all), not every page; pages of 200
+    // (25 at most: as deep as 10 of 500), so a run that made them all costs 200 entries read, not 500.
+    const made = await d.stores.deadLetters.madeBy(tenant, runId, run.startedAt, { limit: RUN_DEAD_LETTERS, pageSize: 2 * RUN_DEAD_LETTERS, pages: 25 });
+    return runOf(tenant, run, { items: made.entries, more: made.more });
   }
   const jobId = /^run-(.+)$/.exec(runId)?.[1];
   const job = jobId === undefined ? undefined : await d.syncQueue.getJob(jobId);

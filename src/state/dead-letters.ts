@@ -145,14 +145,16 @@ export class DeadLetterStore {
   /**
    * The entries `runId` made (their firstRunId), newest first: those whose last attempt is at or after `since` (the
    * run's start: an entry's last attempt only moves later), read `pageSize` at a time, at most `pages` pages. `more`:
-   * the pages ran out before the entries did.
+   * the pages ran out before the entries did, or (with `limit`) more than `limit` were found: the reading stops there
+   * and the first `limit` are answered (a run page shows 100 of its 10,000: it reads one page, not ten).
    */
-  async madeBy(tenant: string, runId: string, since: number, o: { pageSize?: number; pages?: number } = {}): Promise<{ entries: DeadLetterEntry[]; more: boolean }> {
+  async madeBy(tenant: string, runId: string, since: number, o: { pageSize?: number; pages?: number; limit?: number } = {}): Promise<{ entries: DeadLetterEntry[]; more: boolean }> {
     const made: DeadLetterEntry[] = [];
     let before: string | undefined;
     for (let n = 0; n < (o.pages ?? 10); n += 1) {
       const page = await this.page(tenant, { limit: o.pageSize ?? 500, from: since, ...(before !== undefined ? { before } : {}) });
       made.push(...page.entries.filter((e) => e.firstRunId === runId));
+      if (o.limit !== undefined && made.length > o.limit) return { entries: made.slice(0, o.limit), more: true };
       if (page.next === undefined) return { entries: made, more: false };
       before = page.next;
     }

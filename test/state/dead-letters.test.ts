@@ -161,6 +161,13 @@ describe('DeadLetterStore', () => {
     expect(by7.more).toBe(false);
     expect((await s.madeBy('acme', 'run-8', 1500)).entries.map((e) => e.key)).toEqual(['contacts:id:c2']);
     expect((await s.madeBy('acme', 'run-7', 900, { pageSize: 1, pages: 1 })).more).toBe(true);
+    // with a limit, the reading stops once more than the limit are found: the first (newest) of them, and more
+    const one = await s.madeBy('acme', 'run-7', 900, { pageSize: 1, limit: 1 });
+    expect(one.entries.map((e) => e.key)).toEqual([by7.entries.map((e) => e.key)[0]]);
+    expect(one.more).toBe(true);
+    const two = await s.madeBy('acme', 'run-7', 900, { pageSize: 1, limit: 2 });
+    expect(two.entries).toHaveLength(2);
+    expect(two.more).toBe(false);
   });
 
   it('reads an entry written before firstRunId was kept as made by its runId, and keeps that run as its maker when it fails again', async () => {
