@@ -9,10 +9,10 @@ import { isCluster } from './connection.js';
 export type RedisCommand = readonly [name: string, key: string, ...args: (string | number)[]];
 
 /** The replies of `commands`, in their order; the first error thrown. */
-export async function sendAll(redis: Redis, commands: readonly RedisCommand[]): Promise<unknown[]> {
+export async function sendAll(client: Redis, commands: readonly RedisCommand[]): Promise<unknown[]> {
   if (commands.length === 0) return [];
-  if (isCluster(redis)) return Promise.all(commands.map(([name, ...args]) => redis.call(name, ...args)));
-  const pipe = redis.pipeline();
+  if (isCluster(client)) return Promise.all(commands.map(([name, ...args]) => client.call(name, ...args)));
+  const pipe = client.pipeline();
   for (const [name, ...args] of commands) pipe.call(name, ...args);
   const replies = (await pipe.exec()) ?? [];
   return commands.map((_, i) => {
