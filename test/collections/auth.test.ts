@@ -107,8 +107,10 @@ describe('401 handling', () => {
   });
 
   it('an expired token is refreshed before use from its exp claim', async () => {
-    f.sim.setTokenLifetime(1_000);
-    const tokens = new StaticTokenProvider({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), marginMs: 5_000 });
+    // Inside the margin from the start, yet alive long enough for a request on a loaded machine (at 1 s one expired in
+    // flight once: a 401 and a third token).
+    f.sim.setTokenLifetime(4_000);
+    const tokens = new StaticTokenProvider({ authUrl: f.sim.authUrl, clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), marginMs: 10_000 });
     const c = f.makeClient({ tokens });
     try {
       await c.listContacts({ size: 1 });
