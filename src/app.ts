@@ -149,6 +149,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       lifetimeMs: env.TOKEN_LIFETIME_S * 1000,
       marginFraction: env.TOKEN_REFRESH_MARGIN,
+      scheduleEveryMs: env.TOKEN_CHECK_EVERY_S * 1000,
       inFlightLimit: env.TENANT_INFLIGHT_LIMIT,
     },
     ...(authMetrics ? { metrics: authMetrics } : {}),

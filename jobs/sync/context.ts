@@ -92,6 +92,11 @@ export interface RunContextOptions {
   cancelRequests?: AbortSignal;
   /** When the run began (the first attempt's start, for a resumed run). Default: now. */
   startedAt?: number;
+  /**
+   * Whether the tenant had dead letters when the run opened (false: the run's dead-letter reads are skipped until it
+   * writes one). Default: true (read them).
+   */
+  deadLetters?: boolean;
 }
 
 export class RunContext {
@@ -113,6 +118,12 @@ export class RunContext {
   lastAnsweredAt = Date.now();
   /** The run's last step: records pushed again after being set aside; unsettled now, they stay dead letters. */
   lastChance = false;
+  /**
+   * Whether the tenant may hold dead letters: it had some when the run opened, or the run wrote one (only the run,
+   * under the tenant's run lock, writes them). False: nothing to replay, clear or resolve, and no read for it (a
+   * tenant with none saved about ten Redis calls a run: issue 40).
+   */
+  deadLettersHeld: boolean;
 
   readonly tenant: string;
   readonly runId: string;
@@ -136,6 +147,7 @@ export class RunContext {
     this.signal = o.stop;
     this.requestSignal = o.cancelRequests ?? o.stop;
     this.startedAt = o.startedAt ?? Date.now();
+    this.deadLettersHeld = o.deadLetters ?? true;
     const { signal, requestSignal, tenant } = this;
     // Each record under way may wait on the run's signals at once (the wait before an ambiguous create's
     // lookup, a request): as many listeners as records in the window, each removed when its wait ends.

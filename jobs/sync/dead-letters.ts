@@ -16,6 +16,7 @@ export async function deadLetter(
 ): Promise<void> {
   ctx.count(entity, 'deadLettered');
   ctx.note(`${entity} ${platformId}: ${reason}`);
+  ctx.deadLettersHeld = true;
   await ctx.services.stores.deadLetters.add(ctx.tenant, [
     { entity, platformId, reason, code, record, runId: ctx.runId, at: Date.now(), ...(detail === undefined ? {} : { detail }) },
   ]);
@@ -28,7 +29,7 @@ export async function deadLetter(
  * without one cost no request, only their share of one Lua call per page.
  */
 export async function resolveDeadLetters(ctx: RunContext, entity: Entity, platformIds: readonly string[]): Promise<void> {
-  if (platformIds.length === 0) return;
+  if (platformIds.length === 0 || !ctx.deadLettersHeld) return;
   const removed = await ctx.services.stores.deadLetters.remove(ctx.tenant, platformIds.map((platformId) => ({ entity, platformId })));
   if (removed > 0) ctx.count(entity, 'resolved', removed);
 }
@@ -90,6 +91,7 @@ async function setAside(ctx: RunContext, entity: Entity, platformId: string, rec
   ctx.count(entity, ctx.lastChance ? 'deadLettered' : 'setAside');
   ctx.note(`${entity} ${platformId}: ${reason}`);
   ctx.services.logger.warn({ entity, platformId, code: err.code, lastChance: ctx.lastChance }, 'record set aside: its write is unsettled');
+  ctx.deadLettersHeld = true;
   await ctx.services.stores.deadLetters.add(ctx.tenant, [{ entity, platformId, reason, code: UNSETTLED, record, runId: ctx.runId, at: Date.now() }]);
 }
 
@@ -100,6 +102,7 @@ export async function reportBad(ctx: RunContext, bad: BadRecord[]): Promise<void
     ctx.count(b.entity, 'badRecords');
     ctx.note(`${b.place}: ${b.reason}`);
   }
+  ctx.deadLettersHeld = true;
   await ctx.services.stores.deadLetters.add(
     ctx.tenant,
     bad.map((b) => ({

@@ -345,6 +345,7 @@ async function runEntity(
  * fixed or removed at the source: it leaves the dead letters.
  */
 async function clearFixedLines(ctx: RunContext, entity: Entity): Promise<void> {
+  if (!ctx.deadLettersHeld) return;
   const { deadLetters } = ctx.services.stores;
   let after: string | undefined;
   const stale: string[] = [];
@@ -363,6 +364,7 @@ async function clearFixedLines(ctx: RunContext, entity: Entity): Promise<void> {
  * `dead-letters retry` says: decision 0232). Returns how many records were pushed.
  */
 async function replayEntity(ctx: RunContext, entity: Entity, only?: (e: DeadLetterEntry) => boolean): Promise<number> {
+  if (!ctx.deadLettersHeld) return 0;
   const { stores } = ctx.services;
   const until = Date.now();
   let after: string | undefined;

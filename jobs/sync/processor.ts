@@ -86,11 +86,12 @@ const STALL_UNWIND_MS = 5_000;
  * A run's end, recorded (runs.finish) and told (`run.finished`, after the record, so a receiver that reads the run
  * finds it ended). The event's id is the run's: finished twice (a crash before the job completed), one event.
  */
-async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish, stalls = 0): Promise<void> {
+async function endRun(deps: SyncProcessorDeps, data: SyncJobData, tenant: string, runId: string, startedAt: number, finish: RunFinish, stalls = 0, deadLetters = true): Promise<void> {
   await deps.stores.runs.finish(tenant, runId, finish);
   if (deps.notify === undefined) return;
-  // `deadLettered`: the dead letters this run made, as GET …/runs/{runId} lists them (decision 0224).
-  const made = await deps.stores.deadLetters.madeBy(tenant, runId, startedAt).catch(() => undefined);
+  // `deadLettered`: the dead letters this run made, as GET …/runs/{runId} lists them (decision 0224); none when the
+  // tenant held none and the run wrote none.
+  const made = deadLetters ? await deps.stores.deadLetters.madeBy(tenant, runId, startedAt).catch(() => undefined) : { entries: [] };
   await deps.notify.emit(
     runFinishedEvent({ tenantId: tenant, runId, mode: data.mode, trigger: data.trigger, outcome: finish.outcome, counts: finish.counts, ...(made !== undefined ? { deadLettered: made.entries.length } : {}), errors: finish.errors, startedAt, finishedAt: finish.finishedAt, stalls }),
   );
@@ -165,7 +166,7 @@ async function stallRun(deps: SyncProcessorDeps, run: OpenRun, err: RunStalledEr
  * job completes (no retry: a connect link binding the tenant requests its first run), the checkpoint is dropped.
  */
 async function waitRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log, started, stalls }: OpenRun, err: PlatformNotConnectedError): Promise<SyncResult> {
-  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] }, stalls);
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'waiting', finishedAt: Date.now(), counts: ctx.counts, errors: [err.message] }, stalls, ctx.deadLettersHeld);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'waiting', (Date.now() - started) / 1000);
   log.info({ reason: err.message }, 'sync run waiting for connection');
@@ -178,11 +179,11 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
   const runId = runIdOf(attempt.job);
   const log = deps.logger.child({ tenant: tenant.id, jobId: attempt.job.id, runId });
   const started = Date.now();
-  const checkpoint = await cursors.getCheckpoint(tenant.id);
+  // Read side by side: the checkpoint, the run's record (a run keeps its first start time across attempts: a
+  // rescheduled or resumed run is the same run), whether the tenant holds dead letters (none: the run reads none).
+  const [checkpoint, existing, deadLetters] = await Promise.all([cursors.getCheckpoint(tenant.id), runs.get(tenant.id, runId), deps.stores.deadLetters.count(tenant.id)]);
   const resume = checkpoint && checkpoint.runId === runId ? (checkpoint.data as RunCheckpoint) : undefined;
   if (checkpoint && !resume) await cursors.clearCheckpoint(tenant.id);
-  // A run keeps its first start time across attempts (a rescheduled or resumed run is the same run).
-  const existing = await runs.get(tenant.id, runId);
   if (!existing) await runs.start(tenant.id, { runId, mode: data.mode, startedAt: started, trigger: data.trigger, requestedAt: data.requestedAt }, deps.settings.runsKept, {
       ...(deps.settings.runsDetailed !== undefined ? { detailed: deps.settings.runsDetailed } : {}),
       ...(deps.settings.runsMaxAgeMs !== undefined ? { maxAgeMs: deps.settings.runsMaxAgeMs } : {}),
@@ -223,6 +224,7 @@ async function openRun(deps: SyncProcessorDeps, tenant: TenantConfig, data: Sync
     stop: AbortSignal.any([deps.shutdown, attempt.lockLost, stall.signal, ...cancelled]),
     cancelRequests: AbortSignal.any([attempt.lockLost, stall.signal, ...cancelled]),
     startedAt: existing?.startedAt ?? started,
+    deadLetters: deadLetters > 0,
   });
   // A run retried after a stall says so in its report (run.finished, status), whatever this attempt's end.
   if (existing?.stalls) ctx.note(`an earlier attempt stalled (${existing.stalls.count} in all; the last at ${new Date(existing.stalls.at).toISOString()}): ${existing.stalls.reason}`);
@@ -269,7 +271,7 @@ async function failRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, starte
   const message = err instanceof Error ? err.message : String(err);
   // A stall is noted already (stallRun).
   const errors = err instanceof RunStalledError ? ctx.errors : [...ctx.errors, message];
-  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors }, stalls);
+  await endRun(deps, data, ctx.tenant, ctx.runId, ctx.startedAt, { outcome: 'failed', finishedAt: Date.now(), counts: ctx.counts, errors }, stalls, ctx.deadLettersHeld);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, 'failed', (Date.now() - started) / 1000);
 }
@@ -283,7 +285,7 @@ async function finishRun(deps: SyncProcessorDeps, data: SyncJobData, { ctx, log,
     counts: ctx.counts,
     errors: ctx.errors,
     unlinkedPayments: ctx.unlinkedPayments,
-  }, stalls);
+  }, stalls, ctx.deadLettersHeld);
   await deps.stores.cursors.clearCheckpoint(ctx.tenant);
   deps.metrics?.run(ctx.tenant, outcome, (Date.now() - started) / 1000);
   log.info({ outcome, counts: ctx.counts }, 'sync run finished');

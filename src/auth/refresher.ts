@@ -39,7 +39,7 @@ export interface RotateOptions {
 
 export type RotateOutcome =
   | { outcome: 'rotated'; version: number; expiresAt: number }
-  | { outcome: 'skipped'; why: 'fresh' | 'already-rotated' | 'has-token' | 'lost-race'; version: number }
+  | { outcome: 'skipped'; why: 'fresh' | 'already-rotated' | 'has-token' | 'lost-race' | 'no-token'; version: number }
   | { outcome: 'cooldown'; nextAttemptAt: number; failures: number }
   | { outcome: 'rejected'; failures: number; nextAttemptAt: number };
 
@@ -171,7 +171,7 @@ export class TokenRefresher {
   }
 
   /** Why no rotation is needed, or null when one is. */
-  #needless(s: AuthState, opts: RotateOptions): 'fresh' | 'has-token' | 'version-moved' | null {
+  #needless(s: AuthState, opts: RotateOptions): 'fresh' | 'has-token' | 'version-moved' | 'no-token' | null {
     const plan = this.#plan(s);
     // A token within its lease floor can no longer be leased: as good as missing.
     const usable = s.hasToken && s.expiresAt !== null && s.expiresAt - plan.leaseFloorMs > s.now;
@@ -185,6 +185,10 @@ export class TokenRefresher {
         return null;
       case 'scheduled': {
         if (opts.seenVersion !== undefined && s.version !== opts.seenVersion) return 'version-moved';
+        // No token was ever stored (or its state was dropped): nothing to keep fresh. Its first request asks for one
+        // ('missing'); a backstop check fetching it ahead put 10,000 rotations in the queue at a start, before the
+        // runs' own requests.
+        if (!s.hasToken && s.version === 0) return 'no-token';
         if (!usable || s.expiresAt === null) return null;
         return s.expiresAt - s.now > plan.marginMs + PLAN_SLACK_MS ? 'fresh' : null;
       }
@@ -200,7 +204,7 @@ export class TokenRefresher {
 
   #skip(s: AuthState, opts: RotateOptions): RotateOutcome {
     const why = this.#needless(s, opts);
-    return { outcome: 'skipped', why: why === 'fresh' || why === 'has-token' ? why : 'already-rotated', version: s.version };
+    return { outcome: 'skipped', why: why === 'fresh' || why === 'has-token' || why === 'no-token' ? why : 'already-rotated', version: s.version };
   }
 
   /** Waits until no lease is held or the drain bound passes; returns whether it drained. */

@@ -33,8 +33,9 @@ export const authSettingsSchema = z
     /** Rotate when this fraction of the token's lifetime is left. */
     marginFraction: z.number().gt(0).lt(1).default(0.2),
     /**
-     * Period of the per-client backstop check (default: half the margin of `lifetimeMs`). Each rotation also plans
-     * the next check for its own token's margin, so a token shorter than `lifetimeMs` is still rotated in time.
+     * Period of the per-client backstop check (default: half the margin of `lifetimeMs`; the app passes
+     * TOKEN_CHECK_EVERY_S, decision 0250). Each rotation also plans the next check for its own token's margin, so a
+     * token shorter than `lifetimeMs` is still rotated in time.
      */
     scheduleEveryMs: z.number().int().min(50).optional(),
     /** Requests in flight per client across all processes, unless the tenant sets its own. */

@@ -90,10 +90,16 @@ export const envSchema = z.object({
   /** Total time for one request, including retries of the transient class. */
   HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 300_000),
   HTTP_RETRIES: int(4, 0, 10),
-  /** Token lifetime when the token has no `exp` claim; a tenth of it is the period of the backstop rotation check. */
+  /** Token lifetime when the token has no `exp` claim. */
   TOKEN_LIFETIME_S: int(300, 1, 86_400 * 7),
   /** Rotate this fraction of the token's own lifetime (from its `exp`) before expiry. */
   TOKEN_REFRESH_MARGIN: z.coerce.number().gt(0).lt(1).default(0.2),
+  /**
+   * Period of each client's backstop token check (decision 0250): each rotation plans the check of its own token's
+   * margin; this catches a planned check lost. One job per client per period: 10,000 clients every 30 s (a tenth of
+   * TOKEN_LIFETIME_S, the period before) kept half a core busy.
+   */
+  TOKEN_CHECK_EVERY_S: int(300, 1, 86_400),
   /**
    * Key of the fingerprints of client secrets kept with a refused secret (HMAC-SHA256; at least 16 characters,
    * the same in every worker). Unset: derived from PLATFORM_TOKEN_KEY, else a random key per process.

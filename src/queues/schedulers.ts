@@ -136,8 +136,11 @@ export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonl
 }
 
 /**
- * One scheduler per client on the refresh-token queue (`every` = `everyMs`); the schedulers of clients no
- * longer listed are removed. The scheduled job rotates only when the token is within its margin of expiry.
+ * One scheduler per client on the refresh-token queue (`every` = `everyMs`), each at an offset of its own in the
+ * interval (a digest of the client key): 10,000 clients' checks came all at once at a start and every `everyMs`
+ * after, a burst in the refresh queue that an on-demand rotation (a run's first token) waited behind. The schedulers
+ * of clients no longer listed are removed. The scheduled job rotates only when the token is within its margin of
+ * expiry (a client with no token yet is left to its first request).
  */
 export async function ensureRefreshSchedules(
   queue: Queue,
@@ -147,7 +150,7 @@ export async function ensureRefreshSchedules(
 ): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
   const wanted = clients.map((c): WantedScheduler<'refresh'> => ({
     data: { clientKey: c.clientKey, tenantId: c.tenantId, reason: 'scheduled' },
-    repeat: { every: everyMs },
+    repeat: { every: everyMs, offset: reconcileOffsetMs(c.clientKey, everyMs) },
   }));
   return ensureSchedulers(queue, 'refresh', wanted, logger);
 }

@@ -146,6 +146,23 @@ describe('the token held decides (issue 12)', () => {
   });
 });
 
+describe('the backstop check of a client with no token (issue 40)', () => {
+  it('fetches nothing: the first token comes with the first request; a token stored is checked as before', async () => {
+    const prefix = testPrefix('auth');
+    onTestFinished(() => dropPrefix(redis.url, prefix));
+    let calls = 0;
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const r = await buildRig({ url: redis.url, prefix, settings: { requestTimeoutMs: 10_000 }, requestToken: async () => ((calls += 1), { accessToken: `tok-${calls}`, expiresAtMs: exp * 1000 }) });
+    onTestFinished(() => r.close());
+    const credentials = { clientId: 'c1', clientSecret: new Secret('s'), authUrl: NO_AUTH_URL };
+    expect(await r.auth.refresher.rotate(C1, credentials, { reason: 'scheduled', tenantId: 't1' })).toEqual({ outcome: 'skipped', why: 'no-token', version: 0 });
+    expect(calls).toBe(0);
+    expect(await r.auth.refresher.rotate(C1, credentials, { reason: 'missing', tenantId: 't1' })).toMatchObject({ outcome: 'rotated', version: 1 });
+    expect(await r.auth.refresher.rotate(C1, credentials, { reason: 'scheduled', tenantId: 't1' })).toEqual({ outcome: 'skipped', why: 'fresh', version: 1 });
+    expect(calls).toBe(1);
+  });
+});
+
 describe('the stored fingerprint of a refused secret (issue 17)', () => {
   it('is keyed (HMAC under the deployment\'s key), not a plain SHA-256 a weak secret could be guessed from', async () => {
     const prefix = testPrefix('auth');

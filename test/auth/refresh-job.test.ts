@@ -118,6 +118,27 @@ describe('ensureRefreshSchedules', () => {
   });
 });
 
+describe('the refresh schedulers of many clients (issue 40)', () => {
+  it('each ticks at an offset of its own in the interval, none at once, the same offset at every upsert', async () => {
+    const prefix = testPrefix('sched');
+    onTestFinished(() => dropPrefix(redis.url, prefix));
+    const rig = await buildRig({ url: redis.url, prefix, settings: {} });
+    onTestFinished(() => rig.close());
+    const clients = Array.from({ length: 40 }, (_, i) => ({ clientKey: `c${i}`, tenantId: `t${i}` }));
+    const before = Date.now();
+    await ensureRefreshSchedules(rig.queue, clients, 60_000);
+    const placed = await rig.queue.getJobSchedulers(0, -1);
+    expect(placed).toHaveLength(40);
+    const nexts = placed.map((s) => s.next ?? 0);
+    // Not all at the start: spread over the interval.
+    expect(nexts.filter((n) => n - before < 1_000).length).toBeLessThan(5);
+    expect(Math.max(...nexts) - Math.min(...nexts)).toBeGreaterThan(30_000);
+    for (const n of nexts) expect(n - before).toBeLessThanOrEqual(61_000);
+    // Unchanged clients: nothing written again.
+    expect(await ensureRefreshSchedules(rig.queue, clients, 60_000)).toMatchObject({ upserted: [], unchanged: 40 });
+  });
+});
+
 describe('applyTenants (issue 17, growth)', () => {
   it('deletes the token state and the schedulers of clients no longer in the tenants file, and keeps the rest', async () => {
     const prefix = testPrefix('gone');
