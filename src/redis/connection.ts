@@ -1,4 +1,3 @@
-import type { Writable } from 'node:stream';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { redisTargetOf, safeRedisUrl, type RedisTarget } from '../config/redis-target.js';
 import { retry, type RetryPolicy } from '../retry.js';
@@ -26,7 +25,7 @@ export function createRedis(target: string | RedisTarget, role: 'worker' | 'prod
           retryStrategy: (times) => (times > 2 ? null : 200),
           ...extra,
         };
-  if (t.nodes === undefined) return coalesceWrites(new Redis(t.url ?? 'redis://127.0.0.1:6379', { ...options, lazyConnect: true }), role);
+  if (t.nodes === undefined) return new Redis(t.url ?? 'redis://127.0.0.1:6379', { ...options, lazyConnect: true });
   const { retryStrategy, enableOfflineQueue, ...nodeOptions } = options;
   const clusterOptions: ClusterOptions = {
     lazyConnect: true,
@@ -48,42 +47,7 @@ export function createRedis(target: string | RedisTarget, role: 'worker' | 'prod
     ...(role === 'worker' ? { maxRedirections: 300, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnMoved: 20 } : {}),
   };
   const cluster = new Cluster(t.nodes, clusterOptions);
-  if (role === 'worker') cluster.on('+node', (node: Redis) => coalesceWrites(node, role));
   return cluster as unknown as Redis;
-}
-
-const coalescing = new WeakSet<Writable>();
-
-/**
- * A worker's connection sends the commands of one tick in one socket write: ioredis writes each command to its
- * socket at once (a system call each), and a worker of 10,000 tenants spent more CPU in those writes than in any
- * code of its own (issue 40, profiled: a fifth of its first syncs). The socket is corked at a tick's first write and
- * uncorked once the tick's callbacks and promise continuations have run (process.nextTick), so what they sent goes
- * out together, in order; nothing waits longer than that tick. Commands, replies and their order are ioredis's as
- * before (not its auto-pipelining, which changes how commands are grouped: bullmq #457). Each new socket (a
- * reconnect) is set up on `connect`.
- */
-function coalesceWrites(client: Redis, role: 'worker' | 'producer'): Redis {
-  if (role !== 'worker') return client;
-  client.on('connect', () => {
-    const stream = (client as unknown as { stream?: Writable }).stream;
-    if (stream === undefined || coalescing.has(stream)) return;
-    coalescing.add(stream);
-    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-    let corked = false;
-    stream.write = ((...args: unknown[]): boolean => {
-      if (!corked) {
-        corked = true;
-        stream.cork();
-        process.nextTick(() => {
-          corked = false;
-          stream.uncork();
-        });
-      }
-      return write(...args);
-    }) as Writable['write'];
-  });
-  return client;
 }
 
 export function isCluster(client: Redis): boolean {
