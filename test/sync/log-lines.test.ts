@@ -28,9 +28,11 @@ describe("a run's log lines", () => {
     await requestSync(rig.app.queues.sync, 'once', 'incremental', { trigger: 'test' });
     const run = await waitForRun(rig.app.stores.runs, 'once', { mode: 'incremental', requestedAt, timeoutMs: 30_000 });
     expect(run.outcome).toBe('succeeded');
-    const lines = rig.logs.join('').split('\n').filter((l) => l.includes('"tenant":"once"'));
+    // The run's record is finished before its last line is logged: wait for that line.
+    const linesOf = (): string[] => rig.logs.join('').split('\n').filter((l) => l.includes('"tenant":"once"'));
+    await expect.poll(() => linesOf().some((l) => l.includes('"sync run finished"'))).toBe(true);
+    const lines = linesOf();
     expect(lines.some((l) => l.includes('record stamped in the future')), 'the warning was logged').toBe(true);
-    expect(lines.some((l) => l.includes('"sync run finished"'))).toBe(true);
     const twice = lines.filter((l) => l.split('"tenant":').length > 2);
     expect(twice, twice.slice(0, 3).join('\n')).toEqual([]);
   });
