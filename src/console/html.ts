@@ -75,7 +75,10 @@ export function duration(ms: number | null): string {
   if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms % 86_400_000 === 0) return `${ms / 86_400_000} d`;
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  if (ms < 3_600_000) {
+    const s = Math.round((ms % 60_000) / 1000);
+    return `${Math.floor(ms / 60_000)} min${s > 0 ? ` ${s} s` : ''}`;
+  }
   return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} min`;
 }
 
