@@ -41,3 +41,15 @@ export interface ProblemBody {
 export function problemAnswer(p: ProblemBody, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(p), { status: p.status, headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...headers } });
 }
+
+/** A cookie's value from a Cookie header when it has the form `valid` gives (undefined: none, or not one of ours). */
+export function cookieValue(header: string | undefined, name: string, valid: RegExp): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) {
+      const value = part.slice(at + 1).trim();
+      return valid.test(value) ? value : undefined;
+    }
+  }
+  return undefined;
+}

@@ -7,7 +7,7 @@
  * site, which a Strict cookie would not come with.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { sameDigest } from '../guards.js';
+import { cookieValue, sameDigest } from '../guards.js';
 
 const NAME = 'cs_connect';
 const VALUE = /^[A-Za-z0-9_-]{43}$/;
@@ -21,15 +21,7 @@ export function browserCookieName(secure: boolean): string {
 
 /** The browser's value from a Cookie header (undefined: none, or not one of ours). */
 export function browserOf(cookieHeader: string | undefined, secure: boolean): string | undefined {
-  const name = browserCookieName(secure);
-  for (const part of (cookieHeader ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) {
-      const value = part.slice(at + 1).trim();
-      return VALUE.test(value) ? value : undefined;
-    }
-  }
-  return undefined;
+  return cookieValue(cookieHeader, browserCookieName(secure), VALUE);
 }
 
 /** A new browser value: 32 random bytes. */

@@ -9,7 +9,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { sameSecret } from '../guards.js';
+import { cookieValue, sameSecret } from '../guards.js';
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
 const INFO = 'collections-sync console session v1';
@@ -35,14 +35,7 @@ export const signInCookieName = (secure: boolean): string => (secure ? '__Host-c
 
 /** A cookie's value from a Cookie header, when it has the form of our values. */
 export function cookieOf(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) {
-      const value = part.slice(at + 1).trim();
-      return ID.test(value) ? value : undefined;
-    }
-  }
-  return undefined;
+  return cookieValue(header, name, ID);
 }
 
 /** A Set-Cookie value; `maxAgeS` 0 clears it. Path / (a `__Host-` cookie must have it). */
