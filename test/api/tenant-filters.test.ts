@@ -299,25 +299,14 @@ describe('the tenant list filtered over 10,000 tenants', () => {
     await rig?.close();
   });
 
-  it('answers a filter that matches nothing (or the last tenant only) after reading every tenant, well within a second', async () => {
-    const times: Record<string, number> = {};
+  // How long these take is measured by the bench (section `console`), never asserted here.
+  it('answers a filter that matches nothing (or the last tenant only) after reading every tenant: one page, next null', async () => {
     for (const query of ['state=failing', 'state=partial', 'state=waiting', 'state=running', 'state=connected', 'q=zzz']) {
-      // The first answer warms the path (scripts loaded, JIT); the best of the next three is timed (the machine is shared).
-      await api.call('GET', `/v1/tenants?${query}`, { key: KEY });
-      let best = Infinity;
-      for (let i = 0; i < 3; i += 1) {
-        const started = performance.now();
-        const got = await api.call<List>('GET', `/v1/tenants?${query}`, { key: KEY });
-        best = Math.min(best, performance.now() - started);
-        expect(got.status).toBe(200);
-        expect(got.body.items.map((t) => t.id)).toEqual(query === 'state=failing' ? ['t09999'] : []);
-        expect(got.body.next).toBeNull();
-      }
-      times[query] = Math.round(best);
+      const got = await api.call<List>('GET', `/v1/tenants?${query}`, { key: KEY });
+      expect(got.status).toBe(200);
+      expect(got.body.items.map((t) => t.id), query).toEqual(query === 'state=failing' ? ['t09999'] : []);
+      expect(got.body.next, query).toBeNull();
     }
-    console.info(`GET /v1/tenants over ${N} file tenants, ms: ${JSON.stringify(times)}`);
-    // Generous for a loaded machine of 2 cores; the number measured is what the report gives.
-    for (const [query, ms] of Object.entries(times)) expect(ms, query).toBeLessThan(5000);
   }, 120_000);
 
   it('answers a revoke 501 revoke-needs-token-key where the server cannot revoke (no PLATFORM_TOKEN_KEY)', async () => {
