@@ -26,9 +26,15 @@ export class ConsoleApi {
     return this.call('GET', path, schema);
   }
 
-  /** POST/DELETE `path` with a JSON body; `once`: the form's Idempotency-Key (a form sent twice acts once). */
-  send<S extends z.ZodType>(method: 'POST' | 'DELETE', path: string, schema: S | undefined, body?: unknown, once?: string): Promise<Answer<z.infer<S> | undefined>> {
-    return this.call(method, path, schema, body, once);
+  /** POST `path` with a JSON body, its answer parsed with `schema`; `once`: the form's Idempotency-Key (a form sent twice acts once). */
+  send<S extends z.ZodType>(path: string, schema: S, body?: unknown, once?: string): Promise<Answer<z.infer<S>>> {
+    return this.call('POST', path, schema, body, once);
+  }
+
+  /** DELETE `path`, or POST it without a body: an action whose answer's body the console does not show. */
+  async act(method: 'POST' | 'DELETE', path: string): Promise<Answer<undefined>> {
+    const r = await this.call(method, path, undefined);
+    return r.ok ? { ok: true, status: r.status, value: undefined } : r;
   }
 
   private async call<S extends z.ZodType>(method: string, path: string, schema: S | undefined, body?: unknown, once?: string): Promise<Answer<z.infer<S>>> {

@@ -195,7 +195,6 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
   const logAction = (c: Ctx, action: string, fields: Record<string, unknown>): void => log.info({ key: whoOf(c).key.name, action, ...fields }, 'console: action');
 
   const tenantOf = async (c: Ctx, id: string): Promise<Tenant | Response> => {
-    if (!TENANT_ID.test(id)) return problemPage(c, 'No such tenant', { status: 404, problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no such tenant' } });
     const t = await apiOf(c).get(`/v1/tenants/${id}`, tenantSchema);
     return t.ok ? t.value : problemPage(c, 'No such tenant', t);
   };
@@ -260,8 +259,8 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
     const id = c.req.param('id');
     const form = z.object({ mode: z.enum(['incremental', 'full', 'reconcile']), _once: z.string().max(64).optional() }).safeParse(await formOf(c));
     if (!form.success) return show(c, 'Run not requested', [], messagePage('Run not requested', 'Choose incremental, full or reconcile.', ['Back', tenantHref(id)]), {}, 400);
-    const r = await apiOf(c).send('POST', `/v1/tenants/${id}/runs`, runRequestedSchema, { mode: form.data.mode }, form.data._once);
-    if (!r.ok || r.value === undefined) return problemPage(c, 'Run not requested', r.ok ? { status: 500, problem: { type: 'about:blank', title: 'Error', status: 500, detail: 'no answer' } } : r, ['Back', tenantHref(id)]);
+    const r = await apiOf(c).send(`/v1/tenants/${id}/runs`, runRequestedSchema, { mode: form.data.mode }, form.data._once);
+    if (!r.ok) return problemPage(c, 'Run not requested', r, ['Back', tenantHref(id)]);
     logAction(c, 'run requested', { tenant: id, mode: form.data.mode, runId: r.value.runId, deduplicated: r.value.deduplicated });
     return seeOther(`${tenantHref(id)}/runs/${encodeURIComponent(r.value.runId)}?requested=${r.value.deduplicated ? 'joined' : 'new'}`);
   });
@@ -269,7 +268,7 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
   app.get('/console/tenants/:id/runs/:runId', async (c) => {
     const { id, runId } = c.req.param();
     const r = await apiOf(c).get(`/v1/tenants/${id}/runs/${encodeURIComponent(runId)}`, runSchema);
-    if (!r.ok) return problemPage(c, `Run ${runId}`, r, ['Back', TENANT_ID.test(id) ? tenantHref(id) : '/console/tenants']);
+    if (!r.ok) return problemPage(c, `Run ${runId}`, r, ['Back', tenantHref(id)]);
     const requested = c.req.query('requested');
     const under = r.value.state !== 'finished';
     return show(c, `Run ${runId}`, [[id, tenantHref(id)], [runId, `${tenantHref(id)}/runs/${encodeURIComponent(runId)}`]], runPage(formatOf(c), id, r.value), {
@@ -302,8 +301,8 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
     const t = await tenantOf(c, id);
     if (t instanceof Response) return t;
     const once = z.string().max(64).optional().safeParse((await formOf(c))['_once']);
-    const r = await apiOf(c).send('POST', `/v1/tenants/${id}/dead-letters/replay`, runRequestedSchema, undefined, once.success ? once.data : undefined);
-    if (!r.ok || r.value === undefined) return problemPage(c, 'Replay not queued', r.ok ? { status: 500, problem: { type: 'about:blank', title: 'Error', status: 500, detail: 'no answer' } } : r, ['Back', tenantHref(id)]);
+    const r = await apiOf(c).send(`/v1/tenants/${id}/dead-letters/replay`, runRequestedSchema, undefined, once.success ? once.data : undefined);
+    if (!r.ok) return problemPage(c, 'Replay not queued', r, ['Back', tenantHref(id)]);
     logAction(c, 'dead letters replayed', { tenant: id, runId: r.value.runId });
     const f = formatOf(c);
     const text = h`Queued a replay of ${id}'s dead letters (job ${r.value.jobId}): ${new Intl.NumberFormat(f.locale).format(t.deadLetters.total)} dead letters. <a href="${tenantHref(id)}/runs/${encodeURIComponent(r.value.runId)}">Follow the replay run</a>.`;
@@ -314,15 +313,15 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
     const id = c.req.param('id');
     const form = z.object({ expires: z.enum(['1h', '1d', '7d', '30d']), reconnect: z.literal('true').optional(), _once: z.string().max(64).optional() }).safeParse(await formOf(c));
     if (!form.success) return show(c, 'No link made', [], messagePage('No link made', 'Choose how long the link works: 1 hour, 1 day, 7 days or 30 days.', ['Back', tenantHref(id)]), {}, 400);
-    const r = await apiOf(c).send('POST', `/v1/tenants/${id}/connect-links`, connectLinkSchema, { expires: form.data.expires, reconnect: form.data.reconnect === 'true' }, form.data._once);
-    if (!r.ok || r.value === undefined) return problemPage(c, 'No link made', r.ok ? { status: 500, problem: { type: 'about:blank', title: 'Error', status: 500, detail: 'no answer' } } : r, ['Back', tenantHref(id)]);
+    const r = await apiOf(c).send(`/v1/tenants/${id}/connect-links`, connectLinkSchema, { expires: form.data.expires, reconnect: form.data.reconnect === 'true' }, form.data._once);
+    if (!r.ok) return problemPage(c, 'No link made', r, ['Back', tenantHref(id)]);
     logAction(c, 'connect link made', { tenant: id, link: r.value.linkId, reconnect: r.value.reconnect });
     return show(c, `Connect link for ${id}`, [[id, tenantHref(id)]], linkMadePage(formatOf(c), id, r.value), {}, 201);
   });
 
   app.post('/console/tenants/:id/connect-links/:linkId/revoke', async (c) => {
     const { id, linkId } = c.req.param();
-    const r = await apiOf(c).send('DELETE', `/v1/tenants/${id}/connect-links/${encodeURIComponent(linkId)}`, undefined);
+    const r = await apiOf(c).act('DELETE', `/v1/tenants/${id}/connect-links/${encodeURIComponent(linkId)}`);
     if (!r.ok) return problemPage(c, 'Link not revoked', r, ['Back', tenantHref(id)]);
     logAction(c, 'connect link revoked', { tenant: id, link: linkId });
     return seeOther(`${tenantHref(id)}?done=link-revoked`);
@@ -337,7 +336,7 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
 
   app.post('/console/tenants/:id/connection/revoke', async (c) => {
     const id = c.req.param('id');
-    const r = await apiOf(c).send('DELETE', `/v1/tenants/${id}/connection`, undefined);
+    const r = await apiOf(c).act('DELETE', `/v1/tenants/${id}/connection`);
     if (!r.ok) return problemPage(c, 'Connection not revoked', r, ['Back', tenantHref(id)]);
     logAction(c, 'connection revoked', { tenant: id });
     return seeOther(`${tenantHref(id)}?done=connection-revoked`);
@@ -347,7 +346,7 @@ export function mountConsole(server: Hono<{ Bindings: HttpBindings }>, d: Consol
     const eventId = c.req.param('eventId');
     const tenant = (await formOf(c))['tenant'];
     const back = typeof tenant === 'string' && TENANT_ID.test(tenant) ? tenantHref(tenant) : '/console/tenants';
-    const r = await apiOf(c).send('POST', `/v1/events/${encodeURIComponent(eventId)}/redeliver`, redeliverySchema);
+    const r = await apiOf(c).send(`/v1/events/${encodeURIComponent(eventId)}/redeliver`, redeliverySchema);
     if (!r.ok) return problemPage(c, 'Not redelivered', r, ['Back', back]);
     logAction(c, 'event redelivered', { eventId, tenant });
     return seeOther(`${back}?done=redelivered`);
