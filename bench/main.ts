@@ -9,7 +9,7 @@
 import '@hono/zod-openapi';
 import { openBench } from './harness.js';
 import { buildProgram } from './shipped.js';
-import { parseArgs, plan, type SectionName } from './plan.js';
+import { OPT_IN, parseArgs, plan, type SectionName } from './plan.js';
 import { machine, writeReport, type Report } from './report.js';
 import { printTable } from './table.js';
 import { runSyncSection } from './sections/sync.js';
@@ -27,6 +27,7 @@ import { runOdooSection } from './sections/odoo.js';
 import { runZohoSection } from './sections/zoho.js';
 import { runTenantsSection, sizesFromEnv } from './sections/tenants.js';
 import { runConsoleSection } from './sections/console.js';
+import { runSoakSection, soakMinutesFromEnv } from './sections/soak.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   buildProgram();
   const bench = await openBench({ quick: args.quick, log });
   const report: Report = { mode: args.quick ? 'quick' : 'full', startedAt: new Date(started).toISOString(), machine: await machine(), sections: {} };
-  const want = (s: SectionName): boolean => args.only === undefined || args.only.includes(s);
+  const want = (s: SectionName): boolean => (args.only === undefined ? !OPT_IN.includes(s) : args.only.includes(s));
   try {
     if (want('sync')) {
       log('sync: first-sync throughput, resyncs, where the time goes');
@@ -105,6 +106,10 @@ async function main(): Promise<void> {
     if (want('console')) {
       log(`console: the operator's console over HTTP, a tenant with ${p.console.deadLetters} dead letters and ${p.console.others} tenants beside it: each page's median and p95 over ${p.console.requests} GETs against 50 ms`);
       report.sections.console = await runConsoleSection(bench, p.console);
+    }
+    if (want('soak')) {
+      log(`soak: ${p.soak.tenants} tenants, ${p.soak.workers} workers for ${soakMinutesFromEnv(p.soak.minutes)} min (a kill -9 every ${p.soak.killEveryS} s, data changing, faults on): RSS and Redis over the second half, every record once at the end`);
+      report.sections.soak = await runSoakSection(bench, p.soak);
     }
   } finally {
     await bench.close();

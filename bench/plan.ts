@@ -9,13 +9,16 @@ import type { MemoryConfig } from './sections/memory.js';
 import type { NaiveConfig } from './sections/naive.js';
 import type { RedisBytesConfig } from './sections/redis-bytes.js';
 import type { ScaleOutConfig } from './sections/scale-out.js';
+import type { SoakConfig } from './sections/soak.js';
 import type { SyncConfig } from './sections/sync.js';
 import type { TenantsConfig } from './sections/tenants.js';
 import type { TokenConfig } from './sections/tokens.js';
 import type { OdooBenchConfig } from './sections/odoo.js';
 import type { ZohoConfig } from './sections/zoho.js';
 
-export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo', 'tenants', 'console'] as const;
+export const SECTIONS = ['sync', 'naive', 'adopt', 'scaleOut', 'tokens', 'memory', 'fairness', 'redisBytes', 'cluster', 'cli', 'flaky', 'shedding', 'zoho', 'odoo', 'tenants', 'console', 'soak'] as const;
+/** Sections run only when named in --only (they take long: the soak an hour). */
+export const OPT_IN: readonly SectionName[] = ['soak'];
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface Args {
@@ -37,7 +40,7 @@ export function parseArgs(argv: string[]): Args {
         return name;
       });
     } else if (a === '--help' || a === '-h') {
-      process.stderr.write(`usage: npm run bench [-- --quick] [-- --only ${SECTIONS.join(',')}]\n`);
+      process.stderr.write(`usage: npm run bench [-- --quick] [-- --only ${SECTIONS.join(',')}] (${OPT_IN.join(', ')}: only when named)\n`);
       process.exit(0);
     } else throw new Error(`unknown argument "${a}" (try --help)`);
   }
@@ -63,6 +66,7 @@ export interface Plan {
   odoo: OdooBenchConfig;
   tenants: TenantsConfig;
   console: ConsoleConfig;
+  soak: SoakConfig;
 }
 
 /** A tenth of the requests fail: 5% 5xx (half 500, half 503), 3% reset before processing, 2% committed then dropped. */
@@ -75,6 +79,8 @@ const ZOHO: Omit<ZohoConfig, 'limitScale'> = { customers: 300, changedCustomers:
 
 /** A 240-customer Odoo database (company 1 of two); 10 customers and 20 invoices changed before the incremental. */
 const ODOO: OdooBenchConfig = { customers: 240, changedCustomers: 10, changedInvoices: 20, pageSize: 500, syncConcurrency: 16, runTimeoutMs: 300_000 };
+/** Six tenants, three workers, an hour (BENCH_SOAK_MIN): a kill -9 every 2 min, a change every 20 s, faults on, tokens of 2 min. */
+const SOAK: SoakConfig = { minutes: 60, tenants: 6, contacts: 100, workers: 3, latencyMs: 5, killEveryS: 120, changeEveryS: 20, sampleEveryS: 30, tokenLifetimeS: 120, every: '15s', reconcileEvery: '5m' };
 /** Small file tenants (4 contacts: about 17 records each), the service at 5 ms (issue 40). */
 const TENANTS: Omit<TenantsConfig, 'sizes' | 'firstSyncsTimeoutS'> = { contacts: 4, latencyMs: 5, idleS: 10, firstRuns: 20, moreRuns: 150 };
 
@@ -103,6 +109,7 @@ export function plan(quick: boolean): Plan {
       odoo: ODOO,
       tenants: { ...TENANTS, sizes: [250, 1_000], firstSyncsTimeoutS: 600 },
       console: { deadLetters: 10_000, others: 200, warmup: 5, requests: 30, laterPage: 20 },
+      soak: { ...SOAK, minutes: 5, sampleEveryS: 10 },
     };
   }
   return {
@@ -128,5 +135,6 @@ export function plan(quick: boolean): Plan {
     odoo: ODOO,
     tenants: { ...TENANTS, sizes: [1_000, 5_000, 10_000, 20_000], firstSyncsTimeoutS: 900 },
     console: { deadLetters: 10_000, others: 1_000, warmup: 5, requests: 30, laterPage: 20 },
+    soak: SOAK,
   };
 }

@@ -14,6 +14,7 @@ import type { NaiveResult } from './sections/naive.js';
 import type { RedisBytesResult } from './sections/redis-bytes.js';
 import type { ScaleOutResult } from './sections/scale-out.js';
 import type { SyncResult } from './sections/sync.js';
+import type { SoakResult } from './sections/soak.js';
 import type { TenantsResult } from './sections/tenants.js';
 import type { TokenResult } from './sections/tokens.js';
 import type { OdooBenchResult } from './sections/odoo.js';
@@ -53,6 +54,7 @@ export interface Report {
     odoo?: OdooBenchResult;
     tenants?: TenantsResult;
     console?: ConsoleResult;
+    soak?: SoakResult;
   };
 }
 

@@ -9,7 +9,7 @@ const n = (x: number, d = 0): string => x.toLocaleString('en-US', { maximumFract
 
 export function tableRows(report: Report): Row[] {
   const rows: Row[] = [];
-  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo, tenants, console: pages } = report.sections;
+  const { sync, naive, adopt, scaleOut, tokens, memory, fairness, redisBytes, cluster, cli, flaky, shedding, zoho, odoo, tenants, console: pages, soak } = report.sections;
   if (sync) {
     for (const f of sync.firstSync) {
       rows.push([`first sync, c=${f.concurrency}, ${sync.config.latencyMs} ms`, `${n(f.requestsPerS)} req/s (${n(f.recordsPerS)} rec/s)`, `${n(f.idealRequestsPerS)} req/s`, pct(f.fractionOfIdeal)]);
@@ -127,6 +127,13 @@ export function tableRows(report: Report): Row[] {
         rows.push([`${what}: requests to Odoo`, `${n(r.requests)} (${n(r.requestsPerRecord, 3)} a record, ${n(r.records)} records)`, `${n(r.minimalRequests)} (minimal)`, `x${n(r.ratioToMinimal, 2)}`]);
       }
     }
+  }
+  if (soak) {
+    const g = soak.secondHalfGrowthPct;
+    rows.push([`soak ${n(soak.config.minutes)} min: steady worker RSS over the second half`, `${n(g.steadyRss, 1)}% (live heap ${n(g.steadyHeap, 1)}%)`, '<= 5%', pct(Math.abs(g.steadyRss) / 5)]);
+    rows.push([`soak: Redis used_memory over the second half`, `${n(g.redis, 1)}%`, '<= 5%', pct(Math.abs(g.redis) / 5)]);
+    const l = soak.landed;
+    rows.push([`soak: ${n(soak.runs.succeeded + soak.runs.other)} runs, ${n(soak.kills)} kill -9s: records in the service`, `${n(l.duplicates)} duplicates, ${n(l.missing)} missing, ${n(l.stale)} stale`, '0', l.duplicates + l.missing + l.stale === 0 ? 'ideal' : 'FAIL']);
   }
   if (tenants) {
     for (const r of tenants.rows) {

@@ -14,6 +14,8 @@ export interface BenchWorker {
   readonly timings: { loadedMs: number; appMs: number; readyMs: number } | undefined;
   stats(): Promise<ChildStats>;
   stop(): Promise<void>;
+  /** SIGKILL, as `kill -9` (no shutdown); resolves once the process is gone. */
+  kill(): Promise<void>;
   output(): string;
 }
 
@@ -77,6 +79,11 @@ export async function spawnBenchWorker(env: Record<string, string>, readyTimeout
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
       clearTimeout(timer);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }
