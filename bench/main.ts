@@ -8,7 +8,7 @@
 // `tenantEntrySchema.openapi is not a function`, src/config/tenants.ts making its schemas before src/api imports it).
 import '@hono/zod-openapi';
 import { openBench } from './harness.js';
-import { buildProgram } from './shipped.js';
+import { buildProgram, bundleWorkerChild } from './shipped.js';
 import { OPT_IN, parseArgs, plan, type SectionName } from './plan.js';
 import { machine, writeReport, type Report } from './report.js';
 import { printTable } from './table.js';
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
   // Workers run the program as built (bench/shipped.ts): built from this checkout first, so no figure is stale.
   log('building the program (npm run build)');
   buildProgram();
+  await bundleWorkerChild();
   const bench = await openBench({ quick: args.quick, log });
   const report: Report = { mode: args.quick ? 'quick' : 'full', startedAt: new Date(started).toISOString(), machine: await machine(), sections: {} };
   const want = (s: SectionName): boolean => (args.only === undefined ? !OPT_IN.includes(s) : args.only.includes(s));

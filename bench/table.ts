@@ -146,7 +146,15 @@ export function tableRows(report: Report): Row[] {
     }
     rows.push(['RSS per further tenant (idle, slope; last two sizes)', `${n(tenants.slopeKbPerTenant, 1)} KB (${n(tenants.lastSlopeKbPerTenant, 1)} KB)`, '<= 15 KB', pct(tenants.slopeKbPerTenant / 15)]);
     const r = tenants.redis;
-    rows.push([`one tenant's Redis over ${tenants.config.moreRuns} runs after its ${tenants.config.firstRuns}th`, `+${n(r.growthKb, 1)} KB (runs ${n(r.runsKb[0], 1)} -> ${n(r.runsKb[1], 1)} KB, queues ${n(r.queuesKb[0], 1)} -> ${n(r.queuesKb[1], 1)} KB)`, '<= 16 KB', pct(r.growthKb / 16)]);
+    rows.push([`one tenant's own keys over ${tenants.config.moreRuns} runs after its ${tenants.config.firstRuns}th`, `+${n(r.ownGrowthKb, 1)} KB (run history ${n(r.runsKb[0], 1)} -> ${n(r.runsKb[1], 1)} KB)`, '<= 16 KB', pct(r.ownGrowthKb / 16)]);
+    rows.push([`  the fleet's buffers it fills alone (jobs, event streams and log)`, `+${n(r.fleetGrowthKb, 1)} KB (${n(r.queuesKb[0], 1)} -> ${n(r.queuesKb[1], 1)} KB)`, 'bounded in count fleet-wide', '']);
+    for (const f of tenants.fleets ?? []) {
+      const t = `${n(f.tenants)} tenants on ${n(f.workers)} workers (${f.site})`;
+      const rss = f.perWorker.map((w) => w.rssIdleMb);
+      rows.push([`${t}: ready; schedulers written`, `${n(f.readyS, 1)} s; ${n(f.schedulerWrites)} (restart: ${n(f.restartSchedulerWrites)})`, '<= 10 s; 0 at a restart', pct(f.readyS / 10)]);
+      rows.push([`${t}: all first syncs done after ready`, `${n(f.firstSyncsS, 1)} s (median wait ${n(f.medianWaitS, 1)} s)`, '', '']);
+      rows.push([`${t}: RSS idle a worker (max); CPU a worker`, `${n(Math.max(...rss))} MB; ${f.perWorker.map((w) => n(w.cpuS)).join(' / ')} s`, '', '']);
+    }
   }
   if (pages) {
     for (const p of pages.pages) {

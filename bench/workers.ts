@@ -3,10 +3,8 @@
  * `spawnBenchWorker`), with their CPU time and peak RSS read over IPC.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { childMessageSchema, type ChildMessage, type ChildStats, type ParentCommand } from './child-protocol.js';
-
-const SCRIPT = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+import { WORKER_CHILD } from './shipped.js';
 
 export interface BenchWorker {
   readonly pid: number;
@@ -21,9 +19,10 @@ export interface BenchWorker {
 
 /** Starts a worker process with `env` on top of the benchmark's environment; resolves once it is ready. */
 export async function spawnBenchWorker(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<BenchWorker> {
-  const child: ChildProcess = fork(SCRIPT, [], {
+  // The bundled script (bench/shipped.ts: `bundleWorkerChild` at the bench's start), no tsx loader.
+  const child: ChildProcess = fork(WORKER_CHILD, [], {
     // BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there when it stops (to see where the time goes).
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [])],
+    execArgv: ['--expose-gc', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [])],
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

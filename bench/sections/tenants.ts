@@ -11,7 +11,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeDataSet } from '../data.js';
-import { clientIdOf, deploy, secretOf, type Bench } from '../harness.js';
+import { clientIdOf, deploy, openClusterSite, secretOf, type Bench, type RedisSite } from '../harness.js';
+import { sendAll } from '../../src/redis/batch.js';
 import { spawnBenchWorker, type BenchWorker } from '../workers.js';
 import { createStateStores } from '../../src/state/index.js';
 import { bytesByKind, releaseBookkeeping, usedMemory } from './redis-bytes.js';
@@ -29,6 +30,31 @@ export interface TenantsConfig {
   /** Runs of one tenant before the first Redis reading, and after it. */
   firstRuns: number;
   moreRuns: number;
+  /**
+   * Fleets after the sizes: `tenants` on `workers` processes sharing one Redis (`site` single) or the three-master
+   * Cluster, every process given every tenant (BullMQ's queue spreads the runs, nothing coordinates them).
+   */
+  fleets: FleetConfig[];
+}
+
+export interface FleetConfig {
+  tenants: number;
+  workers: number;
+  site: 'single' | 'cluster';
+}
+
+export interface FleetRow extends FleetConfig {
+  /** From the processes' start (together) to the last one ready; schedulers the fleet wrote (one process does). */
+  readyS: number;
+  schedulerWrites: number;
+  firstSyncsS: number;
+  medianWaitS: number;
+  maxWaitS: number;
+  /** Each process: RSS once every first sync is done and after TENANT_IDLE_S; CPU over the first syncs (the spread of the work). */
+  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; cpuS: number }[];
+  /** The restart of every process, nothing changed: the last one ready, schedulers written (ideal 0). */
+  restartReadyS: number;
+  restartSchedulerWrites: number;
 }
 
 export interface TenantsRow {
@@ -71,6 +97,14 @@ export interface TenantsRedis {
   /** The tenant's run history (runs:*) and the queues' keys, MEMORY USAGE, after each. */
   runsKb: [number, number];
   queuesKb: [number, number];
+  /**
+   * Every key of the tenant's own (its hash tag: run history, cursors, id maps, ...), MEMORY USAGE, after each, and
+   * the growth: what its runs add to Redis once the fleet's buffers are full (issue 40's bound: 16 KB).
+   */
+  ownKb: [number, number];
+  ownGrowthKb: number;
+  /** The fleet's keys (queues' jobs and event streams, the event log): bounded in count fleet-wide, filled here by this tenant alone. */
+  fleetGrowthKb: number;
 }
 
 export interface TenantsResult {
@@ -80,6 +114,7 @@ export interface TenantsResult {
   slopeKbPerTenant: number;
   lastSlopeKbPerTenant: number;
   redis: TenantsRedis;
+  fleets: FleetRow[];
 }
 
 const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
@@ -102,9 +137,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
   sizesRun += 1;
   const prefix = `{bench-tenants-${n}-${sizesRun}}`;
   const ids = Array.from({ length: n }, (_, i) => `t${sizesRun}-${i}`);
-  const tenantsFile = join(bench.root, `tenants-many-${sizesRun}.json`);
-  await writeFile(tenantsFile, JSON.stringify({ tenants: ids.map((id) => ({ id, collections: { clientId: clientIdOf(id), clientSecret: secretOf(id) }, platform: { kind: 'file', path: folder } })) }));
-  for (const id of ids) bench.sim.setClient(clientIdOf(id), secretOf(id));
+  const tenantsFile = await writeTenantsFile(bench, `many-${sizesRun}`, ids, folder);
   const env = {
     ...bench.single.env,
     KEY_PREFIX: prefix,
@@ -116,7 +149,6 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
     BENCH_COUNT_SCHEDULERS: '1',
     LOG_LEVEL: 'info',
   };
-  const stores = createStateStores(bench.admin, prefix);
   await releaseBookkeeping(bench.admin);
   const usedBefore = await usedMemory(bench.admin);
   const start = async (): Promise<{ worker: BenchWorker; readyMs: number; readyAt: number }> => {
@@ -128,21 +160,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
   let worker = first.worker;
   const atReady = await worker.stats();
   try {
-    // Each tenant's first finished run (the last-success mark), as the worker stamped it.
-    const done = new Map<string, number>();
-    const deadline = Date.now() + cfg.firstSyncsTimeoutS * 1000;
-    while (done.size < n) {
-      if (Date.now() > deadline) throw new Error(`tenants: ${n - done.size} of ${n} first syncs not done within ${cfg.firstSyncsTimeoutS} s`);
-      // The worker stamps each finish: polling less often costs no accuracy, and 20,000 GETs a second cost the machine.
-      await sleep(Math.max(500, n / 5));
-      const left = ids.filter((id) => !done.has(id));
-      const pipe = bench.admin.pipeline();
-      for (const id of left) pipe.get(stores.runs.lastSuccessKey(id));
-      const replies = (await pipe.exec()) ?? [];
-      replies.forEach(([, v], i) => {
-        if (typeof v === 'string') done.set(left[i]!, Number(v));
-      });
-    }
+    const done = await firstSyncsDone(bench.single, prefix, ids, cfg.firstSyncsTimeoutS);
     const waits = [...done.values()].map((at) => (at - first.readyAt) / 1000).sort((a, b) => a - b);
     const afterSyncs = await worker.stats();
     await releaseBookkeeping(bench.admin);
@@ -188,18 +206,112 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
   }
 }
 
+/** Each tenant's first finished run (its last-success mark, as the worker stamped it), polled until every one is there. */
+async function firstSyncsDone(site: RedisSite, prefix: string, ids: readonly string[], timeoutS: number): Promise<Map<string, number>> {
+  const stores = createStateStores(site.admin, prefix);
+  const done = new Map<string, number>();
+  const deadline = Date.now() + timeoutS * 1000;
+  while (done.size < ids.length) {
+    if (Date.now() > deadline) throw new Error(`tenants: ${ids.length - done.size} of ${ids.length} first syncs not done within ${timeoutS} s`);
+    // The worker stamps each finish: polling less often costs no accuracy, and 20,000 GETs a second cost the machine.
+    await sleep(Math.max(500, ids.length / 5));
+    const left = ids.filter((id) => !done.has(id));
+    for (let i = 0; i < left.length; i += 2_000) {
+      const batch = left.slice(i, i + 2_000);
+      const replies = await sendAll(site.admin, batch.map((id) => ['GET', stores.runs.lastSuccessKey(id)] as const));
+      replies.forEach((v, j) => {
+        if (typeof v === 'string') done.set(batch[j]!, Number(v));
+      });
+    }
+  }
+  return done;
+}
+
+async function writeTenantsFile(bench: Bench, name: string, ids: readonly string[], folder: string): Promise<string> {
+  const tenantsFile = join(bench.root, `tenants-${name}.json`);
+  await writeFile(tenantsFile, JSON.stringify({ tenants: ids.map((id) => ({ id, collections: { clientId: clientIdOf(id), clientSecret: secretOf(id) }, platform: { kind: 'file', path: folder } })) }));
+  for (const id of ids) bench.sim.setClient(clientIdOf(id), secretOf(id));
+  return tenantsFile;
+}
+
+/** `f.tenants` on `f.workers` processes started together on one Redis or the Cluster: the per-process figures of a fleet. */
+async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: FleetConfig): Promise<FleetRow> {
+  sizesRun += 1;
+  const prefix = `{bench-fleet-${f.tenants}-${sizesRun}}`;
+  const ids = Array.from({ length: f.tenants }, (_, i) => `f${sizesRun}-${i}`);
+  const tenantsFile = await writeTenantsFile(bench, `fleet-${sizesRun}`, ids, folder);
+  const cluster = f.site === 'cluster' ? await openClusterSite() : undefined;
+  const site = cluster ?? bench.single;
+  const env = {
+    ...site.env,
+    KEY_PREFIX: prefix,
+    COLLECTIONS_BASE_URL: bench.sim.baseUrl,
+    COLLECTIONS_AUTH_URL: bench.sim.authUrl,
+    TENANTS_FILE: tenantsFile,
+    TENANT_IDLE_S: String(cfg.idleS),
+    BENCH_SCHEDULES: '1',
+    BENCH_COUNT_SCHEDULERS: '1',
+    LOG_LEVEL: 'info',
+  };
+  const startAll = async (): Promise<{ workers: BenchWorker[]; readyMs: number; readyAt: number }> => {
+    const t0 = performance.now();
+    const workers = await Promise.all(Array.from({ length: f.workers }, () => spawnBenchWorker(env, 600_000)));
+    return { workers, readyMs: performance.now() - t0, readyAt: Date.now() };
+  };
+  let workers: BenchWorker[] = [];
+  try {
+    const first = await startAll();
+    workers = first.workers;
+    const atReady = await Promise.all(workers.map((w) => w.stats()));
+    const done = await firstSyncsDone(site, prefix, ids, cfg.firstSyncsTimeoutS * Math.max(1, f.tenants / 10_000 / f.workers));
+    const waits = [...done.values()].map((at) => (at - first.readyAt) / 1000).sort((a, b) => a - b);
+    const afterSyncs = await Promise.all(workers.map((w) => w.stats()));
+    await sleep((cfg.idleS + 3) * 1000);
+    const idle = await Promise.all(workers.map((w) => w.stats()));
+    await Promise.all(workers.map((w) => w.stop()));
+    const again = await startAll();
+    workers = again.workers;
+    const restart = await Promise.all(workers.map((w) => w.stats()));
+    const row: FleetRow = {
+      ...f,
+      readyS: round(first.readyMs / 1000, 2),
+      schedulerWrites: afterSyncs.reduce((s, w) => s + (w.schedulerWrites ?? 0), 0),
+      firstSyncsS: round(waits[waits.length - 1] ?? 0),
+      medianWaitS: round(waits[Math.floor(waits.length / 2)] ?? 0),
+      maxWaitS: round(waits[waits.length - 1] ?? 0),
+      perWorker: workers.map((_, i) => ({
+        rssAfterSyncsMb: mb(afterSyncs[i]!.rssBytes),
+        rssIdleMb: mb(idle[i]!.rssBytes),
+        cpuS: round((afterSyncs[i]!.cpuUserUs + afterSyncs[i]!.cpuSystemUs - atReady[i]!.cpuUserUs - atReady[i]!.cpuSystemUs) / 1e6),
+      })),
+      restartReadyS: round(again.readyMs / 1000, 2),
+      restartSchedulerWrites: restart.reduce((s, w) => s + (w.schedulerWrites ?? 0), 0),
+    };
+    bench.log(
+      `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (${row.schedulerWrites} schedulers written), first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
+        `per worker RSS idle ${row.perWorker.map((w) => w.rssIdleMb).join(' / ')} MB (after syncs ${row.perWorker.map((w) => w.rssAfterSyncsMb).join(' / ')}), CPU over the first syncs ${row.perWorker.map((w) => w.cpuS).join(' / ')} s; ` +
+        `restart ready ${row.restartReadyS} s, ${row.restartSchedulerWrites} schedulers written`,
+    );
+    return row;
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await cluster?.close();
+  }
+}
+
 async function tenantRedis(bench: Bench, cfg: TenantsConfig, folder: string): Promise<TenantsRedis> {
   const tenant = 'bytes-1';
   const d = await deploy(bench, 'tenant-bytes', [{ id: tenant, folder }], 1, {});
   const runs = async (count: number): Promise<void> => {
     for (let i = 0; i < count; i += 1) await d.sync(tenant, i % 10 === 9 ? 'reconcile' : 'incremental');
   };
-  const reading = async (): Promise<{ used: number; runs: number; queues: number }> => {
+  const reading = async (): Promise<{ used: number; runs: number; queues: number; own: number }> => {
     await releaseBookkeeping(bench.admin);
     const used = await usedMemory(bench.admin);
     const kinds = await bytesByKind(bench.admin, d.prefix, tenant);
     const sum = (pick: (k: string) => boolean): number => Object.entries(kinds).filter(([k]) => pick(k)).reduce((s, [, v]) => s + v.bytes, 0);
-    return { used, runs: sum((k) => k.startsWith('runs')), queues: sum((k) => k.startsWith('not the tenant')) };
+    const fleet = sum((k) => k.startsWith('not the tenant'));
+    return { used, runs: sum((k) => k.startsWith('runs')), queues: fleet, own: sum((k) => !k.startsWith('not the tenant')) };
   };
   try {
     await runs(cfg.firstRuns);
@@ -214,8 +326,14 @@ async function tenantRedis(bench: Bench, cfg: TenantsConfig, folder: string): Pr
       growthKb: kb(b.used - a.used),
       runsKb: [kb(a.runs), kb(b.runs)],
       queuesKb: [kb(a.queues), kb(b.queues)],
+      ownKb: [kb(a.own), kb(b.own)],
+      ownGrowthKb: kb(b.own - a.own),
+      fleetGrowthKb: kb(b.queues - a.queues),
     };
-    bench.log(`  one tenant's Redis: +${r.growthKb} KB over ${cfg.moreRuns} runs after its ${cfg.firstRuns}th (run history ${r.runsKb[0]} -> ${r.runsKb[1]} KB, queues ${r.queuesKb[0]} -> ${r.queuesKb[1]} KB)`);
+    bench.log(
+      `  one tenant's Redis over ${cfg.moreRuns} runs after its ${cfg.firstRuns}th: its own keys +${r.ownGrowthKb} KB (${r.ownKb[0]} -> ${r.ownKb[1]} KB; run history ${r.runsKb[0]} -> ${r.runsKb[1]} KB); ` +
+        `the fleet's buffers, which it fills alone here, +${r.fleetGrowthKb} KB (${r.queuesKb[0]} -> ${r.queuesKb[1]} KB); used_memory +${r.growthKb} KB`,
+    );
     return r;
   } finally {
     await d.close();
@@ -228,16 +346,29 @@ export function sizesFromEnv(sizes: number[]): number[] {
   return raw ? raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0) : sizes;
 }
 
+/** BENCH_TENANTS_FLEETS=40000x4,40000x4c (c: on the Cluster), or none: other fleets than the plan's. */
+export function fleetsFromEnv(fleets: FleetConfig[]): FleetConfig[] {
+  const raw = process.env['BENCH_TENANTS_FLEETS'];
+  if (raw === undefined) return fleets;
+  return raw
+    .split(',')
+    .map((s) => /^(\d+)x(\d+)(c?)$/.exec(s.trim()))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ tenants: Number(m[1]), workers: Number(m[2]), site: m[3] === 'c' ? 'cluster' : 'single' }));
+}
+
 export async function runTenantsSection(bench: Bench, cfg: TenantsConfig): Promise<TenantsResult> {
   bench.sim.setFaults({ latencyMs: cfg.latencyMs, jitterMs: 0, rateLimitPerSecond: null });
   const folder = join(bench.root, 'tenants-data');
   const data = await writeDataSet(folder, { contacts: cfg.contacts, seed: 40, idPrefix: 'T' });
   bench.log(`  ${data.records} records a tenant (one folder for all)`);
   const rows: TenantsRow[] = [];
-  cfg = { ...cfg, sizes: sizesFromEnv(cfg.sizes) };
+  cfg = { ...cfg, sizes: sizesFromEnv(cfg.sizes), fleets: fleetsFromEnv(cfg.fleets) };
   for (const n of cfg.sizes) rows.push(await oneSize(bench, cfg, folder, n));
+  const fleets: FleetRow[] = [];
+  for (const f of cfg.fleets) fleets.push(await oneFleet(bench, cfg, folder, f));
   const redis = { ...(await tenantRedis(bench, cfg, folder)), records: data.records };
   const points = rows.map((r): [number, number] => [r.tenants, r.rssIdleMb * 1024]);
   const last = points.slice(-2);
-  return { config: cfg, rows, slopeKbPerTenant: round(slope(points), 2), lastSlopeKbPerTenant: round(slope(last), 2), redis };
+  return { config: cfg, rows, slopeKbPerTenant: round(slope(points), 2), lastSlopeKbPerTenant: round(slope(last), 2), redis, fleets };
 }
