@@ -229,6 +229,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The connection-state gauge reads each OAuth tenant's binding and chain at scrape time (src/connect/status.ts).
   const all = (): TenantConfig[] => [...byId.values(), ...tenantStore.list().filter((t) => !byId.has(t.config.id)).map((t) => t.config)];
   metrics?.watchConnections(() => connectionStates(redis, env.KEY_PREFIX, all(), { keys: env }));
+  metrics?.tenantLabelsWhen(perTenantSeries(env.METRICS_TENANT_LABELS, () => byId.size + tenantStore.list().filter((t) => !byId.has(t.config.id)).length));
 
   return {
     env,
@@ -334,5 +335,26 @@ export async function createApp(options: AppOptions): Promise<App> {
       outage.close();
       redis.disconnect();
     },
+  };
+}
+
+/** Tenants up to which METRICS_TENANT_LABELS=auto keeps a series per tenant (decision 0273). */
+export const PER_TENANT_SERIES_MAX = 1_000;
+
+/**
+ * Whether /metrics has a series per tenant now: `on`, `off`, or (`auto`) while the tenants number at most
+ * PER_TENANT_SERIES_MAX. Asked on every metric write: the count is taken again at most every 10 s.
+ */
+export function perTenantSeries(mode: 'auto' | 'on' | 'off', count: () => number): () => boolean {
+  if (mode !== 'auto') return () => mode === 'on';
+  let at = -Infinity;
+  let answer = true;
+  return () => {
+    const now = Date.now();
+    if (now - at > 10_000) {
+      at = now;
+      answer = count() <= PER_TENANT_SERIES_MAX;
+    }
+    return answer;
   };
 }

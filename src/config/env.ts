@@ -109,6 +109,12 @@ export const envSchema = z.object({
   CURSOR_LOOKBACK_S: int(300, 0, 86_400 * 7),
   /** Port of /healthz, /readyz and /metrics (0 = off). */
   OPS_PORT: int(9464, 0, 65_535),
+  /**
+   * Whether /metrics has a series per tenant (`tenant="acme"`) or one for all (`tenant="*"`: sums, the oldest last
+   * success). `auto`: per tenant while the deployment has at most 1,000 tenants, one for all beyond (10,000 tenants
+   * made a 19 MB scrape that held the event loop 2.4 s and ~5 KB of a worker's memory a tenant; decision 0273).
+   */
+  METRICS_TENANT_LABELS: z.enum(['auto', 'on', 'off']).default('auto'),
   SHUTDOWN_TIMEOUT_MS: int(25_000, 1_000, 600_000),
   /** While Redis is unreachable, how often the log says it still is (the outage's start and end are logged once). */
   REDIS_DOWN_LOG_EVERY_S: int(300, 1, 86_400),

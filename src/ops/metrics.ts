@@ -79,7 +79,17 @@ export interface Metrics {
    * (`/v1/tenants/{tenantId}/runs`; `(other)` for a path of none) and status.
    */
   apiRequests: Counter<'key' | 'route' | 'status'>;
+  /**
+   * Whether the per-tenant families carry each tenant's id, or one series for all (`tenant="*"`): the composition
+   * root sets it from METRICS_TENANT_LABELS and the number of tenants (decision 0273). Default: per tenant.
+   */
+  tenantLabelsWhen(perTenant: () => boolean): void;
+  /** Whether they do now. */
+  perTenant(): boolean;
 }
+
+/** The `tenant` label's value of the one series for all tenants when per-tenant series are off. */
+export const ALL_TENANTS = '*';
 
 /** One OAuth tenant's connection state, as the connection-state gauge shows it. */
 export interface ConnectionSample {
@@ -161,7 +171,28 @@ function talliedCounter<L extends string>(config: CounterConfiguration<L> & { la
   return counter;
 }
 
+/**
+ * Rewrites the `tenant` label of `metric`'s writes while per-tenant series are off: to ALL_TENANTS, or (`drop`) the
+ * write is left out (a family whose one-for-all value would mislead: the last progress of whichever run).
+ */
+function tenantScoped<T extends object>(metric: T, perTenant: () => boolean, off: 'all' | 'drop' = 'all'): T {
+  const target = metric as Record<string, unknown>;
+  for (const name of ['inc', 'set', 'observe', 'remove']) {
+    const original = target[name];
+    if (typeof original !== 'function') continue;
+    const call = (original as (...args: unknown[]) => unknown).bind(metric);
+    target[name] = (labels?: unknown, ...rest: unknown[]): unknown => {
+      if (typeof labels !== 'object' || labels === null || !('tenant' in labels) || perTenant()) return call(labels, ...rest);
+      if (off === 'drop') return undefined;
+      return call({ ...labels, tenant: ALL_TENANTS }, ...rest);
+    };
+  }
+  return metric;
+}
+
 export function createMetrics(options: { defaultMetrics?: boolean; version?: string } = {}): Metrics {
+  let perTenantWhen: () => boolean = () => true;
+  const perTenant = (): boolean => perTenantWhen();
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const r = [registry];
@@ -176,7 +207,13 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       const samples = await readConnections().catch(() => undefined);
       if (samples === undefined) return;
       this.reset();
-      for (const c of samples) for (const state of CONNECTION_STATES) this.set({ tenant: c.tenant, state }, state === c.state || (state === 'refresh_token_ageing' && c.ageing === true) ? 1 : 0);
+      const isIn = (c: ConnectionSample, state: (typeof CONNECTION_STATES)[number]): boolean => state === c.state || (state === 'refresh_token_ageing' && c.ageing === true);
+      if (perTenant()) {
+        for (const c of samples) for (const state of CONNECTION_STATES) this.set({ tenant: c.tenant, state }, isIn(c, state) ? 1 : 0);
+        return;
+      }
+      // One series for all: how many tenants are in each state.
+      for (const state of CONNECTION_STATES) this.set({ tenant: ALL_TENANTS, state }, samples.filter((c) => isIn(c, state)).length);
     },
   });
   new Gauge({
@@ -185,8 +222,12 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
     labelNames: ['version', 'node'],
     registers: r,
   }).set({ version: options.version ?? packageVersion(), node: process.version }, 1);
-  return {
+  const metrics: Metrics = {
     registry,
+    tenantLabelsWhen(when) {
+      perTenantWhen = when;
+    },
+    perTenant,
     workerReplacements: new Counter({
       name: 'collections_sync_worker_replacements_total',
       help: 'BullMQ workers replaced in-process because jobs waited while they took none, by queue and reason',
@@ -308,4 +349,22 @@ export function createMetrics(options: { defaultMetrics?: boolean; version?: str
       }),
     ),
   };
+  for (const family of [
+    metrics.runs,
+    metrics.runSeconds,
+    metrics.runStalls,
+    metrics.records,
+    metrics.lastSuccessTimestamp,
+    metrics.callRequests,
+    metrics.callNumbersPlaced,
+    metrics.callUnknownOutcomes,
+    metrics.deadLetters,
+    metrics.pendingInvoices,
+    metrics.webhookEvents,
+    metrics.connectOutcomes,
+    metrics.notifyDeliveries,
+  ]) tenantScoped(family, perTenant);
+  tenantScoped(metrics.runProgressTimestamp, perTenant, 'drop');
+  tenantScoped(metrics.cursorLagSeconds, perTenant, 'drop');
+  return metrics;
 }
