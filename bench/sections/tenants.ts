@@ -140,17 +140,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
   const prefix = `{bench-tenants-${n}-${sizesRun}}`;
   const ids = Array.from({ length: n }, (_, i) => `t${sizesRun}-${i}`);
   const tenantsFile = await writeTenantsFile(bench, `many-${sizesRun}`, ids, folder);
-  const env = {
-    ...bench.single.env,
-    KEY_PREFIX: prefix,
-    COLLECTIONS_BASE_URL: bench.sim.baseUrl,
-    COLLECTIONS_AUTH_URL: bench.sim.authUrl,
-    TENANTS_FILE: tenantsFile,
-    TENANT_IDLE_S: String(cfg.idleS),
-    BENCH_SCHEDULES: '1',
-    BENCH_COUNT_SCHEDULERS: '1',
-    LOG_LEVEL: 'info',
-  };
+  const env = workerEnv(bench, bench.single, prefix, tenantsFile, cfg);
   await releaseBookkeeping(bench.admin);
   const usedBefore = await usedMemory(bench.admin);
   const start = async (): Promise<{ worker: BenchWorker; readyMs: number; readyAt: number }> => {
@@ -232,6 +222,21 @@ async function firstSyncsDone(site: RedisSite, prefix: string, ids: readonly str
   return done;
 }
 
+/** A tenants worker's settings: schedules put in place as `collections-sync worker` does, their writes counted. */
+function workerEnv(bench: Bench, site: RedisSite, prefix: string, tenantsFile: string, cfg: TenantsConfig): Record<string, string> {
+  return {
+    ...site.env,
+    KEY_PREFIX: prefix,
+    COLLECTIONS_BASE_URL: bench.sim.baseUrl,
+    COLLECTIONS_AUTH_URL: bench.sim.authUrl,
+    TENANTS_FILE: tenantsFile,
+    TENANT_IDLE_S: String(cfg.idleS),
+    BENCH_SCHEDULES: '1',
+    BENCH_COUNT_SCHEDULERS: '1',
+    LOG_LEVEL: 'info',
+  };
+}
+
 async function writeTenantsFile(bench: Bench, name: string, ids: readonly string[], folder: string): Promise<string> {
   const tenantsFile = join(bench.root, `tenants-${name}.json`);
   await writeFile(tenantsFile, JSON.stringify({ tenants: ids.map((id) => ({ id, collections: { clientId: clientIdOf(id), clientSecret: secretOf(id) }, platform: { kind: 'file', path: folder } })) }));
@@ -247,17 +252,7 @@ async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: Fle
   const tenantsFile = await writeTenantsFile(bench, `fleet-${sizesRun}`, ids, folder);
   const cluster = f.site === 'cluster' ? await openClusterSite() : undefined;
   const site = cluster ?? bench.single;
-  const env = {
-    ...site.env,
-    KEY_PREFIX: prefix,
-    COLLECTIONS_BASE_URL: bench.sim.baseUrl,
-    COLLECTIONS_AUTH_URL: bench.sim.authUrl,
-    TENANTS_FILE: tenantsFile,
-    TENANT_IDLE_S: String(cfg.idleS),
-    BENCH_SCHEDULES: '1',
-    BENCH_COUNT_SCHEDULERS: '1',
-    LOG_LEVEL: 'info',
-  };
+  const env = workerEnv(bench, site, prefix, tenantsFile, cfg);
   const startAll = async (): Promise<{ workers: BenchWorker[]; readyMs: number; readyAt: number }> => {
     const t0 = performance.now();
     const workers = await Promise.all(Array.from({ length: f.workers }, () => spawnBenchWorker(env, 600_000)));
