@@ -17,6 +17,15 @@ import { resolveLua, type LuaDefines } from './lua-loader.js';
 
 export type LuaArg = string | number | Buffer;
 
+/**
+ * ioredis makes a `…Buffer` twin of every command (EVALSHA's is not in its types). Not `callBuffer('EVALSHA', …)`:
+ * with auto-pipelining on, ioredis drops the command's name from a `callBuffer` and sends the SHA as the command.
+ */
+interface BufferScripting {
+  evalshaBuffer(sha: string, numKeys: number, ...rest: LuaArg[]): Promise<unknown>;
+  evalBuffer(source: string, numKeys: number, ...rest: LuaArg[]): Promise<unknown>;
+}
+
 export interface LuaScriptOptions {
   /** How many KEYS the script takes, checked on every run; leave out for a script that takes a list of keys. */
   numKeys?: number;
@@ -66,10 +75,10 @@ export class LuaScript {
     if (numKeys !== undefined && keys.length !== numKeys) throw new Error(`script expects ${numKeys} keys, got ${keys.length}`);
     try {
       try {
-        return buffers ? await client.callBuffer('EVALSHA', this.sha, keys.length, ...keys, ...args) : await client.evalsha(this.sha, keys.length, ...keys, ...args);
+        return buffers ? await (client as unknown as BufferScripting).evalshaBuffer(this.sha, keys.length, ...keys, ...args) : await client.evalsha(this.sha, keys.length, ...keys, ...args);
       } catch (err) {
         if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return buffers ? await client.callBuffer('EVAL', this.source, keys.length, ...keys, ...args) : await client.eval(this.source, keys.length, ...keys, ...args);
+        return buffers ? await (client as unknown as BufferScripting).evalBuffer(this.source, keys.length, ...keys, ...args) : await client.eval(this.source, keys.length, ...keys, ...args);
       }
     } catch (err) {
       throw (err instanceof Error ? mapError?.(err) : undefined) ?? err;
