@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { redisTargetOf, safeRedisUrl, type RedisTarget } from '../config/redis-target.js';
 import { retry, type RetryPolicy } from '../retry.js';
+import { coalesceClusterCommands, coalesceCommands } from './coalesce.js';
 
 export { redisTargetOf, safeRedisUrl, type RedisTarget } from '../config/redis-target.js';
 
@@ -25,7 +26,11 @@ export function createRedis(target: string | RedisTarget, role: 'worker' | 'prod
           retryStrategy: (times) => (times > 2 ? null : 200),
           ...extra,
         };
-  if (t.nodes === undefined) return new Redis(t.url ?? 'redis://127.0.0.1:6379', { ...options, lazyConnect: true });
+  if (t.nodes === undefined) {
+    const redis = new Redis(t.url ?? 'redis://127.0.0.1:6379', { ...options, lazyConnect: true });
+    coalesceCommands(redis);
+    return redis;
+  }
   const { retryStrategy, enableOfflineQueue, ...nodeOptions } = options;
   const clusterOptions: ClusterOptions = {
     lazyConnect: true,
@@ -47,6 +52,7 @@ export function createRedis(target: string | RedisTarget, role: 'worker' | 'prod
     ...(role === 'worker' ? { maxRedirections: 300, retryDelayOnClusterDown: 200, retryDelayOnTryAgain: 200, retryDelayOnMoved: 20 } : {}),
   };
   const cluster = new Cluster(t.nodes, clusterOptions);
+  coalesceClusterCommands(cluster);
   return cluster as unknown as Redis;
 }
 
