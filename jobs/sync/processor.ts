@@ -16,10 +16,13 @@ import type { TenantFlags } from '../../src/state/flags.js';
 import type { RunFinish, StateStores } from '../../src/state/index.js';
 import type { RecordMirror } from '../../src/state/record-mirror.js';
 import { RunContext, type SyncMetrics, type SyncSettings } from './context.js';
-import { runSync, type RunCheckpoint } from './pipeline.js';
+import { runSync, type RunCheckpoint, type RunOptions } from './pipeline.js';
 import { Pool } from './pool.js';
 import { describeWaits } from './progress.js';
+import { ProgressWrites } from './progress-writes.js';
 import { RunStalledError, watchRun } from './watchdog.js';
+
+type RunProgressUpdate = Parameters<NonNullable<RunOptions['onProgress']>>[0];
 
 export interface SyncProcessorDeps {
   logger: Logger;
@@ -82,6 +85,9 @@ interface OpenRun {
 /** After a stall, how long the pipeline is given to unwind (its requests cancelled) before the attempt ends anyway. */
 const STALL_UNWIND_MS = 5_000;
 
+/** A run's progress is written at most this often (jobs/sync/progress-writes.ts, decision 0274). */
+export const PROGRESS_WRITE_EVERY_MS = 1_000;
+
 /**
  * A run's end, recorded (runs.finish) and told (`run.finished`, after the record, so a receiver that reads the run
  * finds it ended). The event's id is the run's: finished twice (a crash before the job completed), one event.
@@ -116,17 +122,20 @@ async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobA
       await deps.stores.runs.update(tenant.id, run.ctx.runId, { progressAt: r.lastProgressAt, waiting });
     },
   });
+  const progress = new ProgressWrites<RunProgressUpdate>(async (p) => {
+    await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: { ...p.counts } });
+    await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
+  }, PROGRESS_WRITE_EVERY_MS);
   const pipeline = runSync(run.ctx, {
     ...(data.since ? { sinceDate: data.since } : {}),
     ...(run.resume ? { resumeFrom: run.resume } : {}),
-    onProgress: async (p) => {
-      await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: p.counts });
-      await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
-    },
+    // A copy: the counts move on while the write waits its turn.
+    onProgress: (p) => (progress.push({ ...p, counts: { ...p.counts } }), Promise.resolve()),
   });
   try {
-    // A stalled pipeline may never settle (whatever it waits on): the attempt ends on the watchdog's word.
-    const stalled = await Promise.race([pipeline.then(() => undefined), watch.stalled]);
+    // A stalled pipeline may never settle (whatever it waits on): the attempt ends on the watchdog's word. Progress
+    // writes end first: none lands after the run's finish or failure is written.
+    const stalled = await Promise.race([pipeline.then(() => undefined), watch.stalled]).finally(() => progress.stop());
     if (stalled) throw await stallRun(deps, run, stalled, pipeline);
   } catch (err) {
     if (err instanceof PlatformNotConnectedError) return waitRun(deps, data, run, err);

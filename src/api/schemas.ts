@@ -108,7 +108,7 @@ const countsSchema = z.record(z.string(), z.number().int());
 export const runSchema = runSummarySchema
   .extend({
     tenantId,
-    phase: z.enum(RUN_PHASES).nullable().openapi({ description: 'a running run: the entity it pushes; a run a platform limit stopped: rescheduled until the limit frees' }),
+    phase: z.enum(RUN_PHASES).nullable().openapi({ description: 'a running run: the entity it pushes (written at most once a second); a run a platform limit stopped: rescheduled until the limit frees' }),
     lastProgressAt: iso.nullable().openapi({ description: 'running: when the run last made progress (a record decided, a request answered, a page read), as the stall watchdog saw it' }),
     waitingOn: z.string().nullable().openapi({ description: 'running and quiet for a while: where the run waits (its waits by kind, request slots, window)' }),
     stalls: z
@@ -116,7 +116,7 @@ export const runSchema = runSummarySchema
       .nullable()
       .openapi({ description: 'attempts of this run the stall watchdog ended (no progress within RUN_STALL_S); each was retried from the checkpoint' }),
     durationMs: z.number().int().nonnegative().nullable(),
-    counts: z.object({ total: countsSchema, byEntity: perEntity(countsSchema) }).openapi({ description: 'records by outcome (created, updated, skipped, deadLettered, ...), in all and per entity' }),
+    counts: z.object({ total: countsSchema, byEntity: perEntity(countsSchema) }).openapi({ description: 'records by outcome (created, updated, skipped, deadLettered, ...), in all and per entity; while the run runs, as of at most a second ago (its finish writes the final counts)' }),
     errors: z.array(z.string()),
     errorsOmitted: count,
     deadLetters: z.object({ items: z.array(deadLetterSchema), more: z.boolean() }).openapi({ description: 'the dead letters this run made that are still there (at most 100)' }),
