@@ -70,6 +70,8 @@ export interface TenantsRow {
   readyCpuS: number;
   /** From ready to the last tenant's first sync done. */
   firstSyncsS: number;
+  /** The worker's CPU from ready to the last first sync, per tenant (ms): what a first sync costs the worker. */
+  cpuMsPerFirstSync: number;
   /** A tenant's wait from ready to its first sync done: median and longest. */
   medianWaitS: number;
   maxWaitS: number;
@@ -174,6 +176,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
       startS: round((t.readyMs - t.appMs) / 1000, 2),
       readyCpuS: cpuS(atReady),
       firstSyncsS: round(waits[waits.length - 1] ?? 0),
+      cpuMsPerFirstSync: round((cpuS(afterSyncs) - cpuS(atReady)) * 1000 / n, 2),
       medianWaitS: round(waits[Math.floor(waits.length / 2)] ?? 0),
       maxWaitS: round(waits[waits.length - 1] ?? 0),
       rssAfterSyncsMb: mb(afterSyncs.rssBytes),
@@ -189,7 +192,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
       redisKbPerTenant: round((usedAfter - usedBefore) / 1024 / n, 2),
     };
     bench.log(
-      `  ${n} tenants: ready ${row.readyS} s (load ${row.loadS}, app ${row.appS}, start ${row.startS} s; ${row.readyCpuS} s CPU; ${row.schedulerWrites} schedulers written), first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s), ` +
+      `  ${n} tenants: ready ${row.readyS} s (load ${row.loadS}, app ${row.appS}, start ${row.startS} s; ${row.readyCpuS} s CPU; ${row.schedulerWrites} schedulers written), first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s; ${row.cpuMsPerFirstSync} ms of worker CPU each), ` +
         `RSS ${row.rssAfterSyncsMb} MB after, ${row.rssIdleMb} MB idle (peak ${row.peakRssMb}, live heap ${row.liveHeapIdleMb}); restart ready ${row.restartReadyS} s (start ${row.restartStartS} s, ${row.restartCpuS} s CPU), ${row.restartSchedulerWrites} schedulers written, RSS ${row.restartRssMb} MB; Redis ${row.redisKbPerTenant} KB a tenant`,
     );
     return row;
