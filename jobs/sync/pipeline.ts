@@ -330,10 +330,8 @@ async function runEntity(
   if (streams.failure) throw streams.failure.err;
   ctx.throwIfAborted();
   if (maxSeen && (ctx.mode === 'incremental' || ctx.mode === 'full')) {
-    const stored = (await stores.cursors.get(ctx.tenant, entity))?.highWater;
     // A cursor in the future (an earlier version followed a future stamp) is set back: the listing is complete.
-    if (stored && inTheFuture(stored.updatedAt, ctx.startedAt)) await stores.cursors.set(ctx.tenant, entity, { readPosition: maxSeen, highWater: maxSeen });
-    else await stores.cursors.advance(ctx.tenant, entity, maxSeen);
+    await stores.cursors.advance(ctx.tenant, entity, maxSeen, 'both', (stored) => stored.highWater !== undefined && inTheFuture(stored.highWater.updatedAt, ctx.startedAt));
   }
   await clearFixedLines(ctx, entity);
   await streams.ended(entity);

@@ -83,14 +83,16 @@ export class CursorStore {
 
   /**
    * Moves the read position and/or the high-water mark to `cursor` where it is ahead of what is stored
-   * ((updatedAt, id) order; an equal cursor is not a move). Returns the state after the call and whether
-   * anything moved.
+   * ((updatedAt, id) order; an equal cursor is not a move). `setBackIf`: a stored state it holds for is replaced by
+   * `cursor` on both marks, ahead or not (a run's complete listing setting back a cursor from the future), in the same
+   * check-and-set (no read of its own before). Returns the state after the call and whether anything moved.
    */
   async advance(
     tenant: string,
     entity: Entity,
     cursor: Cursor,
     which: AdvanceWhich = 'both',
+    setBackIf?: (stored: CursorState) => boolean,
   ): Promise<{ moved: boolean; state: CursorState }> {
     const c = cursorSchema.parse(cursor);
     const k = this.key(tenant);
@@ -100,13 +102,19 @@ export class CursorStore {
       const current: CursorState = raw === null ? { updatedAt: 0 } : parseJson(cursorStateSchema, raw, k, entity);
       const next: CursorState = { ...current };
       let moved = false;
-      if (which !== 'highWater' && (!current.readPosition || compareCursor(c, current.readPosition) > 0)) {
+      if (raw !== null && setBackIf?.(current)) {
         next.readPosition = c;
-        moved = true;
-      }
-      if (which !== 'readPosition' && (!current.highWater || compareCursor(c, current.highWater) > 0)) {
         next.highWater = c;
         moved = true;
+      } else {
+        if (which !== 'highWater' && (!current.readPosition || compareCursor(c, current.readPosition) > 0)) {
+          next.readPosition = c;
+          moved = true;
+        }
+        if (which !== 'readPosition' && (!current.highWater || compareCursor(c, current.highWater) > 0)) {
+          next.highWater = c;
+          moved = true;
+        }
       }
       if (!moved) return { moved, state: current };
       next.updatedAt = Date.now();
