@@ -77,6 +77,44 @@ describe('ensureSchedulers', () => {
     expect((await ensureSchedulers(q, 'tick', [...tick('acme', 30_000), ...tick('omar', 60_000)])).upserted.sort()).toEqual(['tick.acme.incremental', 'tick.omar.reconcile']);
   });
 
+  it('reads no scheduler back when the wanted set is the one last put in place; a half-done start leaves no shortcut', async () => {
+    const q = queue(QUEUES.schedule);
+    const wanted = ['acme', 'zeta', 'omar'].map((tenantId) => ({ data: { tenantId, mode: 'incremental' as const }, repeat: { every: 60_000 } }));
+    expect((await ensureSchedulers(q, 'tick', wanted)).upserted).toHaveLength(3);
+    // Every command the next two calls send, seen by Redis (MONITOR), on this queue's keys.
+    const monitor = await redis.monitor();
+    monitor.on('error', () => undefined);
+    const seen: string[] = [];
+    monitor.on('monitor', (_t: string, args: string[]) => {
+      if (args.some((a) => a.includes(q.toKey('')))) seen.push(args.map((a) => a.replace(q.toKey(''), '')).join(' '));
+    });
+    onTestFinished(() => void monitor.disconnect());
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await ensureSchedulers(q, 'tick', wanted)).toEqual({ upserted: [], removed: [], unchanged: 3 });
+    // A scheduler gone and one stopped (its next job gone: bullmq #3381) are put back on the short way too.
+    await q.removeJobScheduler('tick.zeta.incremental');
+    const acme = await q.getJobScheduler('tick.acme.incremental');
+    const lost = `repeat:tick.acme.incremental:${String(acme?.next)}`;
+    await redis.zrem(q.toKey('delayed'), lost);
+    await redis.lrem(q.toKey('wait'), 0, lost);
+    await redis.del(q.toKey(lost));
+    seen.length = 0;
+    expect((await ensureSchedulers(q, 'tick', wanted)).upserted.sort()).toEqual(['tick.acme.incremental', 'tick.zeta.incremental']);
+    await new Promise((r) => setTimeout(r, 50));
+    // No scheduler's hash read (getJobSchedulers reads each with HGETALL), nothing removed.
+    expect(seen.filter((c) => /^hgetall /i.test(c))).toEqual([]);
+    expect(seen.some((c) => /^zrange repeat 0 -1 withscores/i.test(c))).toBe(true);
+    expect((await q.getJobSchedulers(0, -1)).map((s) => s.key).sort()).toEqual(['tick.acme.incremental', 'tick.omar.incremental', 'tick.zeta.incremental']);
+    // A change goes the long way and drops the digest before its first write: a start that died half-way (digest
+    // gone, a scheduler changed) reads everything back next time and puts the changed one right again.
+    await ensureSchedulers(q, 'tick', wanted.slice(0, 2));
+    expect(await q.getJobScheduler('tick.omar.incremental')).toBeUndefined();
+    await q.upsertJobScheduler('tick.acme.incremental', { every: 5_000 }, { name: 'schedule-tick', data: { tenantId: 'acme', mode: 'incremental' } });
+    await redis.del(q.toKey('schedulers-digest:schedule-tick'));
+    expect((await ensureSchedulers(q, 'tick', wanted.slice(0, 2))).upserted).toEqual(['tick.acme.incremental']);
+    expect((await q.getJobScheduler('tick.acme.incremental'))?.every).toBe(60_000);
+  });
+
   it('refuses data its job would refuse, before touching the queue', async () => {
     const q = queue(QUEUES.schedule);
     await expect(ensureSchedulers(q, 'tick', [{ data: { tenantId: 'no spaces allowed', mode: 'incremental' }, repeat: { every: 1_000 } }])).rejects.toThrow(/invalid schedule-tick job data: tenantId/);
