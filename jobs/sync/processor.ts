@@ -123,7 +123,7 @@ async function syncRun(deps: SyncProcessorDeps, data: SyncJobData, attempt: JobA
     },
   });
   const progress = new ProgressWrites<RunProgressUpdate>(async (p) => {
-    await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: { ...p.counts } });
+    await attempt.job.updateProgress({ entity: p.entity, pages: p.pages, records: p.records, counts: p.counts });
     await deps.stores.runs.update(tenant.id, run.ctx.runId, { counts: p.counts, phase: p.entity });
   }, PROGRESS_WRITE_EVERY_MS);
   const pipeline = runSync(run.ctx, {
