@@ -21,7 +21,6 @@ import { StartGuard } from './worker/start-guard.js';
 import { watchTenantsFile, watchTenantStore } from './worker/tenants-watch.js';
 import { startWedgeWatchdog } from './worker/wedge.js';
 
-export { schedulesLockKey } from './worker/schedules.js';
 
 export interface WorkerOptions {
   /** Watch this tenants file and apply changes (schedules, credentials). */

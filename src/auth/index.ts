@@ -76,13 +76,14 @@ export interface Auth {
   clientKeyOf(tenant: AuthTenant): string;
   status(clientKey: string): Promise<AuthStatus>;
   /** Upserts the per-client rotation schedulers (call from one place: start and tenants-file change). */
-  ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[] }>;
+  ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; busy?: number[] }>;
   /**
    * Applies a (re)loaded tenants file (issue 17, growth): the schedulers as ensureSchedules, then deletes the
    * token state (token, gate, leases, failure, lock) of every client no longer in it, old key layouts included.
-   * Call from the one place schedules are put in place, under its lock.
+   * Every process calls it at start and on a change (the schedulers' shards are locked; the deletes are idempotent).
+   * `busy`: shards of the schedulers another process held throughout (it was putting them in place).
    */
-  applyTenants(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; dropped: string[] }>;
+  applyTenants(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; dropped: string[]; busy?: number[] }>;
   /**
    * Drops a tenant's provider (an idle tenant, issue 40): its pooled leases go back, its client's channel is left
    * when no other provider of this process listens to it. A later `providerFor` makes a new one.

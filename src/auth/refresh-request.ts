@@ -29,5 +29,5 @@ export interface RefreshJobs {
   /** Enqueues the planned check of one token version (`reason` 'scheduled'), to run in `delayMs`; one per version. */
   plan(request: RefreshRequest, delayMs: number): Promise<unknown>;
   /** One scheduler per client listed (`every` = `everyMs`); the schedulers of clients gone are removed. */
-  schedule(clients: readonly ScheduledClient[], everyMs: number): Promise<{ upserted: string[]; removed: string[] }>;
+  schedule(clients: readonly ScheduledClient[], everyMs: number): Promise<{ upserted: string[]; removed: string[]; busy?: number[] }>;
 }

@@ -2,18 +2,20 @@
  * Job schedulers (BullMQ 6; legacy repeatable jobs are gone), kept in step with the tenants file: one
  * upsert-and-prune for every scheduled job: the sync ticks of each tenant, the token refreshes of each client and the
  * fleet's one housekeeping scheduler.
- * Call it from ONE place at a time (the worker, under its schedules lock, at start and on a tenants-file change):
- * concurrent upserts have made duplicates and stopped schedulers (bullmq #2876, #3381). No deduplication in a
- * scheduler's template (bullmq #2954): a tick enqueues a deduplicated job instead.
+ * Every process of the fleet calls it at start and on a tenants-file change: a job's schedulers are put in place in
+ * shards, each under a lock of its own (concurrent upserts of one scheduler have made duplicates and stopped
+ * schedulers: bullmq #2876, #3381). No deduplication in a scheduler's template (bullmq #2954): a tick enqueues a
+ * deduplicated job instead.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { canonicalJson } from '../canonical-json.js';
 import type { ScheduledClient } from '../auth/refresh-request.js';
 import type { TenantConfig } from '../config/tenants.js';
 import type { Logger } from '../logger.js';
-import { jobKind, parseJobData, type JobData, type JobInput } from './jobs.js';
+import { keepAlive, RedisLock } from '../redis/lock.js';
+import { jobKind, parseJobData, type JobInput } from './jobs.js';
 
 /** How often a tenant without a `schedule.every` or `cron` is synced. */
 export const DEFAULT_EVERY_MS = 15 * 60_000;
@@ -31,8 +33,8 @@ export interface WantedScheduler<K extends ScheduledJob> {
 
 /**
  * Upserts and removals sent at once, per batch: one process putting 30,000 schedulers in place (10,000 tenants) sent
- * them one round trip after another, most of a start; distinct schedulers may be written side by side (the lock of
- * src/worker/schedules.ts keeps other processes out), a batch bounds what waits in Redis's input at once.
+ * them one round trip after another, most of a start; distinct schedulers may be written side by side (a shard's lock
+ * keeps other processes out of the same ones), a batch bounds what waits in Redis's input at once.
  */
 const WRITES_AT_ONCE = 256;
 
@@ -51,22 +53,49 @@ function inPlace(s: JobSchedulerJson, want: { data: unknown; repeat: WantedSched
 }
 
 /**
+ * Schedulers a shard: each shard of a job's schedulers is put in place under a lock of its own, so processes starting
+ * together share the writing (40,000 tenants: 80,000 tick schedulers, one process writing them all under one lock took
+ * about a minute, past the lock's TTL) and a shard's lock is held a second or two, not the whole start.
+ */
+const SHARD_SIZE = 5_000;
+const SHARD_LOCK_TTL_MS = 30_000;
+/** A shard another process holds: waited for this long, then its schedulers are checked (the other one wrote them). */
+const SHARD_WAIT_MS = 10_000;
+
+/** The shard of a scheduler id among `count`. */
+function shardOf(id: string, count: number): number {
+  return count === 1 ? 0 : createHash('sha256').update(id).digest().readUInt32BE(0) % count;
+}
+
+export interface EnsuredSchedulers {
+  upserted: string[];
+  removed: string[];
+  unchanged: number;
+  /** Shards another process held throughout the wait (it was putting them in place); absent when none. */
+  busy?: number[];
+}
+
+/**
  * Upserts one scheduler per wanted entry (the first of two with one id wins) unless one in place makes the same
  * jobs already, then removes this job's schedulers that are no longer wanted: a start or a change with nothing new
  * writes nothing (an upsert of an unchanged scheduler would start nothing either, but it costs a round trip and a
- * write each, 20,000 of them at 10,000 tenants). When the wanted set is the one last put in place in full (a digest
- * kept in the queue's keys), nothing is read back but each scheduler's next time and whether its next job is there:
- * a restart of 40,000 tenants read 120,000 schedulers and parsed their templates, under the schedules lock.
+ * write each, 20,000 of them at 10,000 tenants).
+ *
+ * The schedulers are split into shards of about SHARD_SIZE by a digest of their id, each put in place under its own
+ * lock (concurrent upserts of one scheduler have made duplicates and stopped schedulers: bullmq #2876, #3381), so
+ * processes may call this at once: each takes the shards no one holds, starting at a shard of its own, then waits for
+ * the rest and checks them. When a shard's wanted set is the one last put in place in full (a digest kept in the
+ * queue's keys), nothing is read back but each scheduler's next time and whether its next job is there.
  */
 export async function ensureSchedulers<K extends ScheduledJob>(
   queue: Queue,
   key: K,
   wanted: readonly WantedScheduler<K>[],
   logger?: Logger,
-): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
+): Promise<EnsuredSchedulers> {
   const job = jobKind(key);
   // Every entry is checked before the queue is touched.
-  const schedulers = new Map<string, { data: JobData<K>; repeat: WantedScheduler<K>['repeat'] }>();
+  const schedulers: Wanted = new Map();
   for (const w of wanted) {
     const data = parseJobData(key, w.data);
     const id = job.schedulerId?.(data);
@@ -75,42 +104,143 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   }
   // ioredis (a Redis or a Cluster: both pipeline alike); BullMQ types it narrower.
   const client = (await queue.backend.client) as unknown as Redis;
-  // The wanted set's digest, kept once it was all in place: a start with the same set reads no scheduler back.
-  const digestKey = queue.toKey(`schedulers-digest:${job.name}`);
-  const digest = digestOf(schedulers, job.scheduledOptions);
-  if ((await client.get(digestKey)) === digest) return ensureLive(queue, client, job.name, job.scheduledOptions, schedulers, logger);
-  // Gone before the first write, written after the last: a start that dies half-way leaves none, and the next one
-  // reads everything back.
-  await client.del(digestKey);
-  // BullMQ 6 gives a scheduler's id as `key` (what upsert and remove take); `id` is a leftover of v5's
-  // repeatable jobs and is never set (test/queues/schedulers.test.ts holds this).
-  const existing = new Map((await queue.getJobSchedulers(0, -1)).filter((s) => s.name === job.name).map((s) => [s.key, s]));
-  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again. Whether the job is
-  // there is one EXISTS of its hash, pipelined (getJobState looked through the wait list, O(waiting jobs) each: a
-  // restart of 10,000 tenants with their first syncs queued spent seconds there). A queue's keys share one hash tag.
-  const candidates = [...schedulers].filter(([id, want]) => {
-    const had = existing.get(id);
-    return had !== undefined && inPlace(had, want, job.scheduledOptions as Record<string, unknown> | undefined);
-  });
-  const live = await liveOf(queue, client, candidates.map(([id]) => [id, existing.get(id)?.next]));
-  const upserted = [...schedulers.keys()].filter((id) => !live.has(id));
-  const unchanged = schedulers.size - upserted.length;
-  await upsertAll(queue, job.name, job.scheduledOptions, schedulers, upserted);
-  const removed = [...existing.keys()].filter((id) => !schedulers.has(id));
-  await inBatches(removed, async (id) => {
-    await queue.removeJobScheduler(id);
-  });
-  await client.set(digestKey, digest);
-  logger?.info({ job: job.name, upserted: upserted.length, unchanged, removed: removed.slice(0, 20), removedCount: removed.length }, 'schedulers in place');
-  return { upserted, removed, unchanged };
+  const count = Math.max(1, Math.ceil(schedulers.size / SHARD_SIZE));
+  const shards = Array.from({ length: count }, (): Wanted => new Map());
+  for (const [id, w] of schedulers) shards[shardOf(id, count)]!.set(id, w);
+  const ctx: ShardContext = { queue, client, name: job.name, opts: job.scheduledOptions, count, index: undefined };
+  const total: EnsuredSchedulers = { upserted: [], removed: [], unchanged: 0 };
+  let shortPath = 0;
+  const tryShard = async (i: number, waitMs: number): Promise<boolean> => {
+    const lock = new RedisLock(client, queue.toKey(`schedulers-lock:${job.name}:${String(i)}`), SHARD_LOCK_TTL_MS);
+    if (!(waitMs > 0 ? await lock.acquireWithin(waitMs) : await lock.acquire())) return false;
+    const held = keepAlive(lock, SHARD_LOCK_TTL_MS / 3);
+    try {
+      const done = await ensureShard(ctx, i, shards[i]!, held.signal);
+      total.upserted.push(...done.upserted);
+      total.removed.push(...done.removed);
+      total.unchanged += done.unchanged;
+      if (done.short) shortPath++;
+      return true;
+    } finally {
+      held.stop();
+      await lock.release();
+    }
+  };
+  // Each process starts at a shard of its own, so processes starting together take different shards first.
+  const first = randomInt(count);
+  const held: number[] = [];
+  for (let k = 0; k < count; k++) {
+    const i = (first + k) % count;
+    if (!(await tryShard(i, 0))) held.push(i);
+  }
+  const busy: number[] = [];
+  for (const i of held) if (!(await tryShard(i, SHARD_WAIT_MS))) busy.push(i);
+  // In wanted order (the shards' order is the processes' own).
+  const order = new Map([...schedulers.keys()].map((id, n) => [id, n]));
+  total.upserted.sort((a, b) => order.get(a)! - order.get(b)!);
+  logger?.info(
+    { job: job.name, upserted: total.upserted.length, unchanged: total.unchanged, removed: total.removed.slice(0, 20), removedCount: total.removed.length, shards: count, unchangedShards: shortPath, busy },
+    'schedulers in place',
+  );
+  return busy.length > 0 ? { ...total, busy } : total;
 }
 
 type Wanted = Map<string, { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }>;
 
-/** The wanted set (ids, data, repeat options and the job's scheduled options), as one digest. */
-function digestOf(schedulers: Wanted, opts: unknown): string {
+interface ShardContext {
+  queue: Queue;
+  client: Redis;
+  name: string;
+  opts: unknown;
+  count: number;
+  /** The queue's scheduler index (id → next time), read once a call when a shard goes the long way (for its prune). */
+  index: Promise<Map<string, number>> | undefined;
+}
+
+/** The wanted set of a shard (ids, data, repeat options and the job's scheduled options), as one digest. */
+function digestOf(schedulers: Wanted, opts: unknown, count: number): string {
   const entries = [...schedulers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, w]) => [id, w.data, w.repeat]);
-  return createHash('sha256').update(canonicalJson({ opts: opts ?? null, entries })).digest('hex');
+  return createHash('sha256').update(canonicalJson({ opts: opts ?? null, count, entries })).digest('hex');
+}
+
+/** Each id's next time in the queue's scheduler index (ZMSCORE, 1,000 ids a command). */
+async function nextOf(ctx: ShardContext, ids: readonly string[]): Promise<Map<string, number>> {
+  const next = new Map<string, number>();
+  for (let i = 0; i < ids.length; i += 1_000) {
+    const part = ids.slice(i, i + 1_000);
+    const scores = await ctx.client.zmscore(ctx.queue.toKey('repeat'), ...part);
+    part.forEach((id, n) => {
+      const s = scores[n];
+      if (s !== null && s !== undefined) next.set(id, Number(s));
+    });
+  }
+  return next;
+}
+
+async function indexOf(ctx: ShardContext): Promise<Map<string, number>> {
+  ctx.index ??= ctx.client.zrange(ctx.queue.toKey('repeat'), 0, -1, 'WITHSCORES').then((flat) => {
+    const next = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) next.set(flat[i]!, Number(flat[i + 1]));
+    return next;
+  });
+  return ctx.index;
+}
+
+/**
+ * One shard, under its lock. Its digest gone before the first write and set after the last: a start that dies
+ * half-way leaves none, and the next one reads the shard back in full.
+ */
+async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: AbortSignal): Promise<{ upserted: string[]; removed: string[]; unchanged: number; short: boolean }> {
+  const { queue, client, name, opts, count } = ctx;
+  const digests = queue.toKey(`schedulers-digests:${name}`);
+  const field = `${String(i)}/${String(count)}`;
+  const digest = digestOf(shard, opts, count);
+  const ids = [...shard.keys()];
+  const next = await nextOf(ctx, ids);
+  if ((await client.hget(digests, field)) === digest) {
+    // The set in place is the wanted one, less what went missing: nothing is read back or removed.
+    const live = await liveOf(queue, client, ids.map((id) => [id, next.get(id)] as const));
+    const upserted = ids.filter((id) => !live.has(id));
+    await upsertAll(queue, name, opts, shard, upserted, signal);
+    return { upserted, removed: [], unchanged: ids.length - upserted.length, short: true };
+  }
+  await client.hdel(digests, field);
+  // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again. Whether the job is
+  // there is one EXISTS of its hash, pipelined (getJobState looked through the wait list, O(waiting jobs) each).
+  const had = new Map<string, JobSchedulerJson>();
+  await inBatches(
+    ids.filter((id) => next.has(id)),
+    async (id) => {
+      const s = await queue.getJobScheduler(id);
+      if (s !== undefined && s.name === name) had.set(id, s);
+    },
+  );
+  const candidates = ids.filter((id) => {
+    const s = had.get(id);
+    return s !== undefined && inPlace(s, shard.get(id)!, opts as Record<string, unknown> | undefined);
+  });
+  const live = await liveOf(queue, client, candidates.map((id) => [id, next.get(id)] as const));
+  const upserted = ids.filter((id) => !live.has(id));
+  await upsertAll(queue, name, opts, shard, upserted, signal);
+  // This job's schedulers of this shard that are no longer wanted (the index holds every job's of the queue).
+  const others = [...(await indexOf(ctx)).keys()].filter((id) => !shard.has(id) && shardOf(id, count) === i);
+  const removed: string[] = [];
+  await inBatches(others, async (id) => {
+    if ((await queue.getJobScheduler(id))?.name !== name) return;
+    signal.throwIfAborted();
+    await queue.removeJobScheduler(id);
+    removed.push(id);
+  });
+  // Digests of another shard count (the set grew or shrank past a shard's size) are dropped with the first shard,
+  // and the one digest of a job's whole set that came before shards.
+  if (i === 0) {
+    const stale = (await client.hkeys(digests)).filter((f) => !f.endsWith(`/${String(count)}`));
+    if (stale.length > 0) await client.hdel(digests, ...stale);
+    await client.del(queue.toKey(`schedulers-digest:${name}`));
+  }
+  signal.throwIfAborted();
+  await client.hset(digests, field, digest);
+  return { upserted, removed, unchanged: ids.length - upserted.length, short: false };
 }
 
 /**
@@ -130,8 +260,9 @@ async function liveOf(queue: Queue, client: Redis, ids: readonly (readonly [stri
   return live;
 }
 
-async function upsertAll(queue: Queue, name: string, opts: unknown, schedulers: Wanted, ids: readonly string[]): Promise<void> {
+async function upsertAll(queue: Queue, name: string, opts: unknown, schedulers: Wanted, ids: readonly string[], signal: AbortSignal): Promise<void> {
   await inBatches(ids, async (id) => {
+    signal.throwIfAborted();
     const want = schedulers.get(id)!;
     try {
       await queue.upsertJobScheduler(id, want.repeat, { name, data: want.data, ...(opts ? { opts } : {}) });
@@ -139,23 +270,6 @@ async function upsertAll(queue: Queue, name: string, opts: unknown, schedulers: 
       throw new Error(`scheduler ${id}: ${(err as Error).message}`, { cause: err });
     }
   });
-}
-
-/**
- * The wanted set is the one last put in place in full (its digest is kept): each wanted scheduler's next time is
- * read from the queue's scheduler index (one ZRANGE, no scheduler hash, no template parsed), and those missing or
- * stopped are upserted again. Nothing is removed: the set in place is the wanted one, less what went missing.
- */
-async function ensureLive(queue: Queue, client: Redis, name: string, opts: unknown, schedulers: Wanted, logger: Logger | undefined): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
-  const flat = await client.zrange(queue.toKey('repeat'), 0, -1, 'WITHSCORES');
-  const next = new Map<string, number>();
-  for (let i = 0; i + 1 < flat.length; i += 2) next.set(flat[i]!, Number(flat[i + 1]));
-  const live = await liveOf(queue, client, [...schedulers.keys()].map((id) => [id, next.get(id)] as const));
-  const upserted = [...schedulers.keys()].filter((id) => !live.has(id));
-  await upsertAll(queue, name, opts, schedulers, upserted);
-  const unchanged = schedulers.size - upserted.length;
-  logger?.info({ job: name, upserted: upserted.length, unchanged, removed: [], removedCount: 0, unchangedSet: true }, 'schedulers in place');
-  return { upserted, removed: [], unchanged };
 }
 
 /**
@@ -168,7 +282,7 @@ export function reconcileOffsetMs(tenantId: string, everyMs: number): number {
 }
 
 /** Two schedulers per tenant: incremental runs (`every` or `cron`) and the reconcile pass (`reconcileEvery`). */
-export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonly TenantConfig[], logger?: Logger): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
+export async function ensureTickSchedules(scheduleQueue: Queue, tenants: readonly TenantConfig[], logger?: Logger): Promise<EnsuredSchedulers> {
   const wanted = tenants.flatMap((t): WantedScheduler<'tick'>[] => [
     {
       data: { tenantId: t.id, mode: 'incremental' },
@@ -196,7 +310,7 @@ export async function ensureRefreshSchedules(
   clients: readonly ScheduledClient[],
   everyMs: number,
   logger?: Logger,
-): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
+): Promise<EnsuredSchedulers> {
   const wanted = clients.map((c): WantedScheduler<'refresh'> => ({
     data: { clientKey: c.clientKey, tenantId: c.tenantId, reason: 'scheduled' },
     repeat: { every: everyMs, offset: reconcileOffsetMs(c.clientKey, everyMs) },
@@ -208,6 +322,6 @@ export async function ensureRefreshSchedules(
  * The fleet's one housekeeping scheduler (`every` = `everyMs`). A new or changed scheduler runs its first pass at
  * once (BullMQ: an `every` scheduler starts immediately); re-upserting it unchanged starts nothing.
  */
-export async function ensureHousekeepingSchedule(scheduleQueue: Queue, everyMs = HOUSEKEEPING_EVERY_MS, logger?: Logger): Promise<{ upserted: string[]; removed: string[]; unchanged: number }> {
+export async function ensureHousekeepingSchedule(scheduleQueue: Queue, everyMs = HOUSEKEEPING_EVERY_MS, logger?: Logger): Promise<EnsuredSchedulers> {
   return ensureSchedulers(scheduleQueue, 'housekeeping', [{ data: {}, repeat: { every: everyMs } }], logger);
 }

@@ -115,7 +115,7 @@ export function logKey(prefix: string, log: string, ...parts: KeyPart[]): string
   return join(prefix, 'log', log, parts);
 }
 
-/** A key of the whole deployment (the schedules lock): `<base>:<part>...` (a one-key owner: its own slot). */
+/** A key of the whole deployment (a connect state or grant): `<base>:<part>...` (a one-key owner: its own slot). */
 export function globalKey(prefix: string, ...parts: KeyPart[]): string {
   return join(prefix, [], undefined, parts);
 }

@@ -6,8 +6,8 @@
  *
  * The store is read every TENANT_STORE_POLL_MS (one Redis read when nothing changed). A stored tenant was checked
  * whole when it was written, so a change is taken at once (its client and adapter are made again when next needed),
- * then the schedules of every tenant are put in place; until that succeeds (Redis away, another process holding the
- * schedules lock), every read tries again.
+ * then the schedules of every tenant are put in place; until that succeeds (Redis away, another process holding one of the
+ * shards of the schedulers throughout), every read tries again.
  */
 import { unwatchFile, watchFile } from 'node:fs';
 import type { App } from '../app.js';

@@ -1,7 +1,7 @@
 /**
  * The one upsert-and-prune of schedulers (src/queues/schedulers.ts) against BullMQ 6 on a real Redis: a
- * scheduler's id comes back as `key` (not `id`, a leftover of v5's repeatable jobs), and a prune removes only
- * the schedulers of its own job.
+ * scheduler's id comes back as `key` (not `id`, a leftover of v5's repeatable jobs), a prune removes only
+ * the schedulers of its own job, and processes calling it at once share the shards, each written by one of them.
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -12,8 +12,8 @@ import { testPrefix, useRedisClient } from '../helpers/redis.js';
 describe('ensureSchedulers', () => {
   let redis!: Redis;
   useRedisClient((client) => (redis = client));
-  const queue = (name: string): Queue => {
-    const q = new Queue(name, { connection: redis, prefix: testPrefix('sched') });
+  const queue = (name: string, prefix = testPrefix('sched')): Queue => {
+    const q = new Queue(name, { connection: redis, prefix });
     onTestFinished(async () => {
       await q.obliterate({ force: true });
       await q.close();
@@ -101,16 +101,18 @@ describe('ensureSchedulers', () => {
     seen.length = 0;
     expect((await ensureSchedulers(q, 'tick', wanted)).upserted.sort()).toEqual(['tick.acme.incremental', 'tick.zeta.incremental']);
     await new Promise((r) => setTimeout(r, 50));
-    // No scheduler's hash read (getJobSchedulers reads each with HGETALL), nothing removed.
+    // No scheduler's hash read (getJobSchedulers reads each with HGETALL), nothing removed: only the wanted ids'
+    // next times (ZMSCORE), never the whole index.
     expect(seen.filter((c) => /^hgetall /i.test(c))).toEqual([]);
-    expect(seen.some((c) => /^zrange repeat 0 -1 withscores/i.test(c))).toBe(true);
+    expect(seen.filter((c) => /^zrange repeat /i.test(c))).toEqual([]);
+    expect(seen.some((c) => /^zmscore repeat tick\.acme\.incremental/i.test(c))).toBe(true);
     expect((await q.getJobSchedulers(0, -1)).map((s) => s.key).sort()).toEqual(['tick.acme.incremental', 'tick.omar.incremental', 'tick.zeta.incremental']);
     // A change goes the long way and drops the digest before its first write: a start that died half-way (digest
     // gone, a scheduler changed) reads everything back next time and puts the changed one right again.
     await ensureSchedulers(q, 'tick', wanted.slice(0, 2));
     expect(await q.getJobScheduler('tick.omar.incremental')).toBeUndefined();
     await q.upsertJobScheduler('tick.acme.incremental', { every: 5_000 }, { name: 'schedule-tick', data: { tenantId: 'acme', mode: 'incremental' } });
-    await redis.del(q.toKey('schedulers-digest:schedule-tick'));
+    await redis.del(q.toKey('schedulers-digests:schedule-tick'));
     expect((await ensureSchedulers(q, 'tick', wanted.slice(0, 2))).upserted).toEqual(['tick.acme.incremental']);
     expect((await q.getJobScheduler('tick.acme.incremental'))?.every).toBe(60_000);
   });
@@ -119,5 +121,51 @@ describe('ensureSchedulers', () => {
     const q = queue(QUEUES.schedule);
     await expect(ensureSchedulers(q, 'tick', [{ data: { tenantId: 'no spaces allowed', mode: 'incremental' }, repeat: { every: 1_000 } }])).rejects.toThrow(/invalid schedule-tick job data: tenantId/);
     expect(await q.getJobSchedulers(0, -1)).toEqual([]);
+  });
+
+  it('processes calling it at once share the writing: each shard is written by one of them, every scheduler once', { timeout: 60_000 }, async () => {
+    // Two processes' connections: a queue each, on the same keys.
+    const other = redis.duplicate();
+    onTestFinished(() => void other.disconnect());
+    const prefix = testPrefix('sched');
+    const q = queue(QUEUES.schedule, prefix);
+    const q2 = new Queue(QUEUES.schedule, { connection: other, prefix });
+    onTestFinished(() => q2.close());
+    // 12,000 schedulers: three shards of about 5,000.
+    const tenants = Array.from({ length: 6_000 }, (_, i) => `t${String(i)}`);
+    const wanted = tenants.flatMap((tenantId) => [
+      { data: { tenantId, mode: 'incremental' as const }, repeat: { every: 900_000 } },
+      { data: { tenantId, mode: 'reconcile' as const }, repeat: { every: 86_400_000 } },
+    ]);
+    const [a, b] = await Promise.all([ensureSchedulers(q, 'tick', wanted), ensureSchedulers(q2, 'tick', wanted)]);
+    // Every scheduler written once, by one of the two; what one wrote the other found in place.
+    expect(a.upserted.length + b.upserted.length).toBe(12_000);
+    expect(new Set([...a.upserted, ...b.upserted]).size).toBe(12_000);
+    expect(a.unchanged + a.upserted.length).toBe(12_000);
+    expect(b.unchanged + b.upserted.length).toBe(12_000);
+    expect(a.busy).toBeUndefined();
+    expect(b.busy).toBeUndefined();
+    expect(await q.getJobSchedulersCount()).toBe(12_000);
+    // One next job a scheduler: none made twice.
+    expect(await q.getJobCountByTypes('wait', 'delayed', 'prioritized')).toBe(12_000);
+    expect(await redis.hlen(q.toKey('schedulers-digests:schedule-tick'))).toBe(3);
+    // A shard count that changes (2,000 tenants: one shard)
+    // reads back what is there, writes nothing unchanged, prunes what is gone and keeps only the new count's digests.
+    const fewer = wanted.slice(0, 4_000);
+    const after = await ensureSchedulers(q, 'tick', fewer);
+    expect(after).toMatchObject({ upserted: [], unchanged: 4_000 });
+    expect(after.removed).toHaveLength(8_000);
+    expect(await q.getJobSchedulersCount()).toBe(4_000);
+    expect(await redis.hkeys(q.toKey('schedulers-digests:schedule-tick'))).toEqual(['0/1']);
+  });
+
+  it('waits for a shard another process holds, then checks it', async () => {
+    const q = queue(QUEUES.refreshToken);
+    const lock = q.toKey('schedulers-lock:refresh-token:0');
+    // Another process holds the one shard; it lets go 300 ms later, having written nothing.
+    expect(await redis.set(lock, 'someone-else', 'PX', 30_000, 'NX')).toBe('OK');
+    setTimeout(() => void redis.del(lock), 300);
+    expect(await ensureRefreshSchedules(q, [{ clientKey: 'c1', tenantId: 't1' }], 60_000)).toEqual({ upserted: ['refresh.c1'], removed: [], unchanged: 0 });
+    expect(await redis.exists(lock)).toBe(0);
   });
 });

@@ -21,7 +21,6 @@ import { clientDigest, keyBase, legacyKey, queuePrefix, tenantKey } from '../../
 import { createStateStores } from '../../src/state/index.js';
 import { TenantFlags } from '../../src/state/flags.js';
 import { RecordMirror } from '../../src/state/record-mirror.js';
-import { schedulesLockKey } from '../../src/worker.js';
 import { testPrefix, useRedisClient } from '../helpers/redis.js';
 
 let redis: Redis;
@@ -204,10 +203,6 @@ describe('key strings (pinned: a change of layout needs migrate-keys)', () => {
     await new LinkStore(redis, prefix).add('acme', { id: 'Xq3b_2KfLw9Z', expiresAt: Date.now() + 60_000, reconnect: false, createdAt: 1, by: 'cli' });
     const base = keyBase(prefix);
     expect(await keysUnder(prefix)).toEqual([`${base}:connect:{acme}:binding`, `${base}:connect:{acme}:links`]);
-  });
-
-  it('the schedules lock', () => {
-    expect(schedulesLockKey('{cs}')).toBe('cs:lock:schedules');
   });
 
   it('each queue its own hash tag', () => {
