@@ -93,7 +93,7 @@ export function plan(quick: boolean): Plan {
       adopt: { latencyMs: 20, serviceContacts: 5_000, contacts: 40, syncConcurrency: 16 },
       scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 60, syncConcurrency: 4, jobsPerProcess: 2 },
       tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 2_000, rounds: 2, lifetimeMs: 4_000, sustainedMs: 12_000 },
-      memory: { smallContacts: 100, factor: 50, syncConcurrency: 16 },
+      memory: { smallContacts: 100, factor: 50, syncConcurrency: 16, concurrent: { tenants: 16, contacts: 100, workerConcurrency: [8, 16] } },
       fairness: { latencyMs: 20, largeContacts: 1_000, smallContacts: 20, syncConcurrency: 8 },
       // about 50,000 records (4.75 a contact)
       redisBytes: { contacts: 10_500, factor: 1, syncConcurrency: 16 },
@@ -119,7 +119,7 @@ export function plan(quick: boolean): Plan {
     adopt: { latencyMs: 20, serviceContacts: 20_000, contacts: 40, syncConcurrency: 16 },
     scaleOut: { latencyMs: 50, processes: [1, 2, 4], tenants: 8, contactsPerTenant: 200, syncConcurrency: 4, jobsPerProcess: 2 },
     tokens: { concurrency: 16, latenciesMs: [0, 20], armMs: 5_000, rounds: 3, lifetimeMs: 4_000, sustainedMs: 40_000 },
-    memory: { smallContacts: 400, factor: 50, syncConcurrency: 16 },
+    memory: { smallContacts: 400, factor: 50, syncConcurrency: 16, concurrent: { tenants: 16, contacts: 1_000, workerConcurrency: [8, 16] } },
     fairness: { latencyMs: 20, largeContacts: 4_000, smallContacts: 20, syncConcurrency: 8 },
     // about 50,000 and 500,000 records
     redisBytes: { contacts: 10_500, factor: 10, syncConcurrency: 16 },

@@ -72,6 +72,10 @@ export function tableRows(report: Report): Row[] {
     rows.push([`peak RSS, ${n(memory.large.records)} records (x${memory.config.factor})`, `${n(memory.large.peakRssMb)} MB`, `${n(memory.small.peakRssMb)} MB (flat)`, `x${n(memory.peakRatio, 2)}`]);
     rows.push([`live heap after the run, x${memory.config.factor} vs x1`, `${n(memory.large.liveHeapMb, 1)} MB`, `${n(memory.small.liveHeapMb, 1)} MB`, `x${n(memory.liveHeapRatio, 2)}`]);
     rows.push(['CPU-bound first sync (0 ms latency)', `${n(memory.large.recordsPerS)} rec/s, ${n(memory.large.workerCpuMsPerRecord, 2)} ms CPU/rec`, '', '']);
+    const [lo, ...hi] = memory.concurrent ?? [];
+    for (const c of hi) {
+      rows.push([`peak RSS, ${n(c.records)} records in first syncs at once, WORKER_CONCURRENCY ${n(c.workerConcurrency)} vs ${n(lo!.workerConcurrency)}`, `${n(c.peakRssMb)} MB (live heap ${n(c.liveHeapMb, 1)})`, `${n(lo!.peakRssMb)} MB (live heap ${n(lo!.liveHeapMb, 1)})`, `x${n(c.peakRssMb / lo!.peakRssMb, 2)}`]);
+    }
   }
   if (fairness) {
     rows.push(['small tenant during a backfill', `${n(fairness.duringBackfillMs)} ms`, `${n(fairness.aloneMs)} ms (alone)`, `x${n(fairness.ratio, 2)}`]);

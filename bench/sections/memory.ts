@@ -7,12 +7,23 @@
  */
 import { join } from 'node:path';
 import { writeDataSet } from '../data.js';
-import { assertSucceeded, deploy, measure, runMs, type Bench } from '../harness.js';
+import { assertSucceeded, deploy, measure, runMs, type Bench, type TenantSetup } from '../harness.js';
 
 export interface MemoryConfig {
   smallContacts: number;
   factor: number;
   syncConcurrency: number;
+  /** Many large tenants' first syncs requested at once, run at each WORKER_CONCURRENCY (what a run holds, times the runs). */
+  concurrent?: { tenants: number; contacts: number; workerConcurrency: number[] };
+}
+
+export interface ConcurrentRow {
+  workerConcurrency: number;
+  records: number;
+  idleRssMb: number;
+  peakRssMb: number;
+  liveHeapMb: number;
+  wallMs: number;
 }
 
 export interface MemoryRow {
@@ -38,6 +49,7 @@ export interface MemoryResult {
   aboveIdleRatio: number;
   /** large.liveHeapMb / small.liveHeapMb: nothing kept per record (ideal 1.0). */
   liveHeapRatio: number;
+  concurrent?: ConcurrentRow[];
 }
 
 const mb = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -70,11 +82,41 @@ async function one(bench: Bench, cfg: MemoryConfig, name: string, contacts: numb
   }
 }
 
+/** `tenants` tenants of `contacts` contacts, every first sync requested at once, on one fresh worker. */
+async function concurrent(bench: Bench, cfg: NonNullable<MemoryConfig['concurrent']>, syncConcurrency: number, workerConcurrency: number): Promise<ConcurrentRow> {
+  const name = `memc-${String(workerConcurrency)}`;
+  const tenants: TenantSetup[] = [];
+  let records = 0;
+  for (let i = 0; i < cfg.tenants; i++) {
+    const folder = join(bench.root, `${name}-${String(i)}`);
+    records += (await writeDataSet(folder, { contacts: cfg.contacts, seed: 100 + i, idPrefix: `C${String(i)}-` })).records;
+    tenants.push({ id: `${name}-${String(i)}`, folder });
+  }
+  const d = await deploy(bench, name, tenants, 1, { SYNC_CONCURRENCY: String(syncConcurrency), WORKER_CONCURRENCY: String(workerConcurrency) });
+  try {
+    const idle = await d.workers[0]!.stats();
+    const m = await measure(bench, d.workers, async () => {
+      const waits = await Promise.all(tenants.map((t) => d.request(t.id, 'full')));
+      return Promise.all(waits.map((w) => w.wait()));
+    });
+    m.value.forEach((run, i) => assertSucceeded(run, tenants[i]!.id));
+    const after = m.workerStats[0]!;
+    const row: ConcurrentRow = { workerConcurrency, records, idleRssMb: mb(idle.rssBytes), peakRssMb: mb(after.maxRssKb * 1024), liveHeapMb: mb(after.heapUsedBytes), wallMs: Math.round(m.wallMs) };
+    bench.log(`  ${String(cfg.tenants)} tenants, ${String(records)} records, WORKER_CONCURRENCY=${String(workerConcurrency)}: peak RSS ${String(row.peakRssMb)} MB (idle ${String(row.idleRssMb)} MB), live heap after ${String(row.liveHeapMb)} MB, ${String(row.wallMs)} ms`);
+    return row;
+  } finally {
+    await d.close();
+  }
+}
+
 export async function runMemorySection(bench: Bench, cfg: MemoryConfig): Promise<MemoryResult> {
   bench.sim.setFaults({ latencyMs: 0, jitterMs: 0, rateLimitPerSecond: null });
   const small = await one(bench, cfg, 'small', cfg.smallContacts);
   const large = await one(bench, cfg, 'large', cfg.smallContacts * cfg.factor);
+  const rows: ConcurrentRow[] = [];
+  for (const c of cfg.concurrent?.workerConcurrency ?? []) rows.push(await concurrent(bench, cfg.concurrent!, cfg.syncConcurrency, c));
   return {
+    ...(rows.length > 0 ? { concurrent: rows } : {}),
     config: cfg,
     small,
     large,
