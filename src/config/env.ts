@@ -74,8 +74,8 @@ export const envSchema = z.object({
    * and the level's name; `pretty`: for a terminal (needs the pino-pretty development package; JSON without it).
    */
   LOG_FORMAT: z.enum(LOG_FORMATS, { error: `must be one of ${LOG_FORMATS.join(', ')}` }).default('json'),
-  /** Jobs one worker process runs at once, per queue. */
-  WORKER_CONCURRENCY: int(8, 1, 256),
+  /** Sync jobs (runs) one worker process runs at once. */
+  WORKER_CONCURRENCY: int(16, 1, 256),
   /** Requests one sync run keeps in flight to the service; unset = the tenant's in-flight limit (its whole budget). */
   SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
   /** Records asked of the platform per page. */
