@@ -46,14 +46,14 @@ export interface FleetConfig {
 export interface FleetRow extends FleetConfig {
   /** First syncs done within the section's time (all of them, unless the fleet ran out of time). */
   firstSyncsDone: number;
-  /** From the processes' start (together) to the last one ready; schedulers the fleet wrote (one process does). */
+  /** From the processes' start (together) to the last one ready; schedulers the fleet wrote (shared by the processes: perWorker). */
   readyS: number;
   schedulerWrites: number;
   firstSyncsS: number;
   medianWaitS: number;
   maxWaitS: number;
   /** Each process: RSS once every first sync is done and after TENANT_IDLE_S; CPU over the first syncs (the spread of the work). */
-  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; cpuS: number }[];
+  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; cpuS: number; schedulerWrites: number }[];
   /** The restart of every process, nothing changed: the last one ready, schedulers written (ideal 0). */
   restartReadyS: number;
   restartSchedulerWrites: number;
@@ -288,12 +288,13 @@ async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: Fle
         rssAfterSyncsMb: mb(afterSyncs[i]!.rssBytes),
         rssIdleMb: mb(idle[i]!.rssBytes),
         cpuS: round((afterSyncs[i]!.cpuUserUs + afterSyncs[i]!.cpuSystemUs - atReady[i]!.cpuUserUs - atReady[i]!.cpuSystemUs) / 1e6),
+        schedulerWrites: afterSyncs[i]!.schedulerWrites ?? 0,
       })),
       restartReadyS: round(again.readyMs / 1000, 2),
       restartSchedulerWrites: restart.reduce((s, w) => s + (w.schedulerWrites ?? 0), 0),
     };
     bench.log(
-      `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (${row.schedulerWrites} schedulers written), ${row.firstSyncsDone} first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
+      `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (${row.schedulerWrites} schedulers written: ${row.perWorker.map((w) => w.schedulerWrites).join(' / ')}), ${row.firstSyncsDone} first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
         `per worker RSS idle ${row.perWorker.map((w) => w.rssIdleMb).join(' / ')} MB (after syncs ${row.perWorker.map((w) => w.rssAfterSyncsMb).join(' / ')}), CPU over the first syncs ${row.perWorker.map((w) => w.cpuS).join(' / ')} s; ` +
         `restart ready ${row.restartReadyS} s, ${row.restartSchedulerWrites} schedulers written`,
     );
