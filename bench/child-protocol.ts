@@ -14,6 +14,9 @@ export const childStatsSchema = z.object({
   rssBytes: z.number(),
   /** After a full collection: the live heap. */
   heapUsedBytes: z.number(),
+  /** After the same collection: the heap V8 keeps (live and free), and memory outside it (Buffers, native). */
+  heapTotalBytes: z.number().optional(),
+  externalBytes: z.number().optional(),
   /** Schedulers this process wrote (upserted) since it started, from its 'schedulers in place' log lines (BENCH_COUNT_SCHEDULERS). */
   schedulerWrites: z.number().optional(),
 });

@@ -50,7 +50,7 @@ function stats(): ChildMessage {
   // Started with --expose-gc: a full collection first, so heapUsed is the live heap, not garbage not yet collected.
   (globalThis as { gc?: () => void }).gc?.();
   const mem = process.memoryUsage();
-  return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, schedulerWrites };
+  return { event: 'stats', pid: process.pid, cpuUserUs: cpu.user, cpuSystemUs: cpu.system, maxRssKb: usage.maxRSS, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, heapTotalBytes: mem.heapTotal, externalBytes: mem.external, schedulerWrites };
 }
 
 async function main(): Promise<void> {

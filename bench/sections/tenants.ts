@@ -53,7 +53,7 @@ export interface FleetRow extends FleetConfig {
   medianWaitS: number;
   maxWaitS: number;
   /** Each process: RSS once every first sync is done and after TENANT_IDLE_S; CPU over the first syncs (the spread of the work). */
-  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; cpuS: number; schedulerWrites: number }[];
+  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; peakRssMb: number; liveHeapMb: number; cpuS: number; schedulerWrites: number }[];
   /** The restart of every process, nothing changed: the last one ready, schedulers written (ideal 0). */
   restartReadyS: number;
   restartSchedulerWrites: number;
@@ -80,6 +80,9 @@ export interface TenantsRow {
   rssIdleMb: number;
   peakRssMb: number;
   liveHeapIdleMb: number;
+  /** Idle, after the same collection: the heap V8 keeps (live and free) and the memory outside it. */
+  heapTotalIdleMb: number;
+  externalIdleMb: number;
   /** Schedulers written at the first start (ideal: two per tenant, one per client, housekeeping). */
   schedulerWrites: number;
   /** The restart with nothing changed: its ready time and the schedulers it wrote (ideal 0). */
@@ -183,6 +186,8 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
       rssIdleMb: mb(idle.rssBytes),
       peakRssMb: mb(idle.maxRssKb * 1024),
       liveHeapIdleMb: mb(idle.heapUsedBytes),
+      heapTotalIdleMb: mb(idle.heapTotalBytes ?? 0),
+      externalIdleMb: mb(idle.externalBytes ?? 0),
       schedulerWrites: afterSyncs.schedulerWrites ?? -1,
       restartReadyS: round(again.readyMs / 1000, 2),
       restartStartS: round((t2.readyMs - t2.appMs) / 1000, 2),
@@ -193,7 +198,7 @@ async function oneSize(bench: Bench, cfg: TenantsConfig, folder: string, n: numb
     };
     bench.log(
       `  ${n} tenants: ready ${row.readyS} s (load ${row.loadS}, app ${row.appS}, start ${row.startS} s; ${row.readyCpuS} s CPU; ${row.schedulerWrites} schedulers written), first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s; ${row.cpuMsPerFirstSync} ms of worker CPU each), ` +
-        `RSS ${row.rssAfterSyncsMb} MB after, ${row.rssIdleMb} MB idle (peak ${row.peakRssMb}, live heap ${row.liveHeapIdleMb}); restart ready ${row.restartReadyS} s (start ${row.restartStartS} s, ${row.restartCpuS} s CPU), ${row.restartSchedulerWrites} schedulers written, RSS ${row.restartRssMb} MB; Redis ${row.redisKbPerTenant} KB a tenant`,
+        `RSS ${row.rssAfterSyncsMb} MB after, ${row.rssIdleMb} MB idle (peak ${row.peakRssMb}, live heap ${row.liveHeapIdleMb} of ${row.heapTotalIdleMb}, external ${row.externalIdleMb}); restart ready ${row.restartReadyS} s (start ${row.restartStartS} s, ${row.restartCpuS} s CPU), ${row.restartSchedulerWrites} schedulers written, RSS ${row.restartRssMb} MB; Redis ${row.redisKbPerTenant} KB a tenant`,
     );
     return row;
   } finally {
@@ -287,6 +292,8 @@ async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: Fle
       perWorker: workers.map((_, i) => ({
         rssAfterSyncsMb: mb(afterSyncs[i]!.rssBytes),
         rssIdleMb: mb(idle[i]!.rssBytes),
+        peakRssMb: mb(idle[i]!.maxRssKb * 1024),
+        liveHeapMb: mb(idle[i]!.heapUsedBytes),
         cpuS: round((afterSyncs[i]!.cpuUserUs + afterSyncs[i]!.cpuSystemUs - atReady[i]!.cpuUserUs - atReady[i]!.cpuSystemUs) / 1e6),
         schedulerWrites: afterSyncs[i]!.schedulerWrites ?? 0,
       })),
@@ -295,7 +302,7 @@ async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: Fle
     };
     bench.log(
       `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (${row.schedulerWrites} schedulers written: ${row.perWorker.map((w) => w.schedulerWrites).join(' / ')}), ${row.firstSyncsDone} first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
-        `per worker RSS idle ${row.perWorker.map((w) => w.rssIdleMb).join(' / ')} MB (after syncs ${row.perWorker.map((w) => w.rssAfterSyncsMb).join(' / ')}), CPU over the first syncs ${row.perWorker.map((w) => w.cpuS).join(' / ')} s; ` +
+        `per worker RSS idle ${row.perWorker.map((w) => w.rssIdleMb).join(' / ')} MB (after syncs ${row.perWorker.map((w) => w.rssAfterSyncsMb).join(' / ')}; peak ${row.perWorker.map((w) => w.peakRssMb).join(' / ')}; live heap ${row.perWorker.map((w) => w.liveHeapMb).join(' / ')}), CPU over the first syncs ${row.perWorker.map((w) => w.cpuS).join(' / ')} s; ` +
         `restart ready ${row.restartReadyS} s, ${row.restartSchedulerWrites} schedulers written`,
     );
     return row;
