@@ -75,7 +75,7 @@ export interface Auth {
   /** The client key of a tenant's token: one per (auth URL, client id). */
   clientKeyOf(tenant: AuthTenant): string;
   status(clientKey: string): Promise<AuthStatus>;
-  /** Upserts the per-client rotation schedulers (call from one place: start and tenants-file change). */
+  /** Upserts the per-client rotation schedulers (at start and on a tenants change; shards locked: any process may call it). */
   ensureSchedules(tenants: readonly AuthTenant[]): Promise<{ upserted: string[]; removed: string[]; busy?: number[] }>;
   /**
    * Applies a (re)loaded tenants file (issue 17, growth): the schedulers as ensureSchedules, then deletes the

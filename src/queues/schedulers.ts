@@ -128,13 +128,13 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   };
   // Each process starts at a shard of its own, so processes starting together take different shards first.
   const first = randomInt(count);
-  const held: number[] = [];
+  const takenElsewhere: number[] = [];
   for (let k = 0; k < count; k++) {
     const i = (first + k) % count;
-    if (!(await tryShard(i, 0))) held.push(i);
+    if (!(await tryShard(i, 0))) takenElsewhere.push(i);
   }
   const busy: number[] = [];
-  for (const i of held) if (!(await tryShard(i, SHARD_WAIT_MS))) busy.push(i);
+  for (const i of takenElsewhere) if (!(await tryShard(i, SHARD_WAIT_MS))) busy.push(i);
   // In wanted order (the shards' order is the processes' own).
   const order = new Map([...schedulers.keys()].map((id, n) => [id, n]));
   total.upserted.sort((a, b) => order.get(a)! - order.get(b)!);
@@ -153,8 +153,8 @@ interface ShardContext {
   name: string;
   opts: unknown;
   count: number;
-  /** The queue's scheduler index (id → next time), read once a call when a shard goes the long way (for its prune). */
-  index: Promise<Map<string, number>> | undefined;
+  /** The ids in the queue's scheduler index by shard, read and split once a call when a shard goes the long way (its prune). */
+  index: Promise<Map<number, string[]>> | undefined;
 }
 
 /** The wanted set of a shard (ids, data, repeat options and the job's scheduled options), as one digest. */
@@ -177,13 +177,19 @@ async function nextOf(ctx: ShardContext, ids: readonly string[]): Promise<Map<st
   return next;
 }
 
-async function indexOf(ctx: ShardContext): Promise<Map<string, number>> {
-  ctx.index ??= ctx.client.zrange(ctx.queue.toKey('repeat'), 0, -1, 'WITHSCORES').then((flat) => {
-    const next = new Map<string, number>();
-    for (let i = 0; i + 1 < flat.length; i += 2) next.set(flat[i]!, Number(flat[i + 1]));
-    return next;
+/** The ids of shard `i` in the queue's scheduler index (every job's of the queue). */
+async function indexedIn(ctx: ShardContext, i: number): Promise<readonly string[]> {
+  ctx.index ??= ctx.client.zrange(ctx.queue.toKey('repeat'), 0, -1).then((ids) => {
+    const byShard = new Map<number, string[]>();
+    for (const id of ids) {
+      const s = shardOf(id, ctx.count);
+      const list = byShard.get(s);
+      if (list) list.push(id);
+      else byShard.set(s, [id]);
+    }
+    return byShard;
   });
-  return ctx.index;
+  return (await ctx.index).get(i) ?? [];
 }
 
 /**
@@ -196,8 +202,8 @@ async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: 
   const field = `${String(i)}/${String(count)}`;
   const digest = digestOf(shard, opts, count);
   const ids = [...shard.keys()];
-  const next = await nextOf(ctx, ids);
-  if ((await client.hget(digests, field)) === digest) {
+  const [next, kept] = await Promise.all([nextOf(ctx, ids), client.hget(digests, field)]);
+  if (kept === digest) {
     // The set in place is the wanted one, less what went missing: nothing is read back or removed.
     const live = await liveOf(queue, client, ids.map((id) => [id, next.get(id)] as const));
     const upserted = ids.filter((id) => !live.has(id));
@@ -223,7 +229,7 @@ async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: 
   const upserted = ids.filter((id) => !live.has(id));
   await upsertAll(queue, name, opts, shard, upserted, signal);
   // This job's schedulers of this shard that are no longer wanted (the index holds every job's of the queue).
-  const others = [...(await indexOf(ctx)).keys()].filter((id) => !shard.has(id) && shardOf(id, count) === i);
+  const others = (await indexedIn(ctx, i)).filter((id) => !shard.has(id));
   const removed: string[] = [];
   await inBatches(others, async (id) => {
     if ((await queue.getJobScheduler(id))?.name !== name) return;
