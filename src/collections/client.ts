@@ -317,8 +317,13 @@ export class CollectionsClient {
       return await this.#tokens.acquire(signal ? AbortSignal.any([signal, timeout]) : timeout);
     } catch (err) {
       if (signal?.aborted) throw new AbortedError({ route, cause: err });
+      // The provider's wait was cut by this call's own budget (its AbortedError says "aborted by the caller", and
+      // is not retryable): the token endpoint is slow or down, which is transient, as any other service fault.
+      if (timeout.aborted && (err instanceof AbortedError || !(err instanceof CollectionsError))) {
+        throw new TransientError({ route, message: 'no token lease within the time budget', cause: err });
+      }
       if (err instanceof CollectionsError) throw err;
-      throw new TransientError({ route, message: timeout.aborted ? 'no token lease within the time budget' : 'could not take a token lease', cause: err });
+      throw new TransientError({ route, message: 'could not take a token lease', cause: err });
     }
   }
 

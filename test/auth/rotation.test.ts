@@ -6,6 +6,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { authClientKey, authKeys, type ClientCredentials } from '../../src/auth/index.js';
 import { CollectionsClient } from '../../src/collections/client.js';
+import { TransientError } from '../../src/collections/errors.js';
 import { requestToken, TOKEN_ROUTE } from '../../src/collections/token.js';
 import { Secret } from '../../src/secret.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -56,8 +57,14 @@ async function setup(specs: TenantSpec[], simClients: Array<{ clientId: string; 
     credentials: tenants.credentials,
   });
   onTestFinished(() => rig.close());
-  const clientFor = (tenantId: string): CollectionsClient => {
-    const c = new CollectionsClient({ baseUrl: sim.baseUrl, tokens: rig.auth.providerFor(tenants.tenant(tenantId)), retries: 2, backoff: { baseMs: 20, maxMs: 100 } });
+  const clientFor = (tenantId: string, o: { retries?: number; requestMs?: number } = {}): CollectionsClient => {
+    const c = new CollectionsClient({
+      baseUrl: sim.baseUrl,
+      tokens: rig.auth.providerFor(tenants.tenant(tenantId)),
+      retries: o.retries ?? 2,
+      backoff: { baseMs: 20, maxMs: 100 },
+      ...(o.requestMs !== undefined ? { timeouts: { requestMs: o.requestMs } } : {}),
+    });
     onTestFinished(() => c.close());
     return c;
   };
@@ -122,6 +129,22 @@ describe('token endpoint down', () => {
     }, 3_000, 'the pooled leases back');
     expect(status).toMatchObject({ version: 1, gateClosed: false, leases: 0 });
     expect(status.failure).toBeUndefined();
+  });
+  it('a request whose time budget runs out while it waits for a token fails transient (retryable), not "aborted by the caller"', async () => {
+    const { sim: s, clientFor } = await setup([{ id: 't1', clientId: 'c1', secret: 's1' }], [{ clientId: 'c1', clientSecret: 's1' }]);
+    s.setFaults({ script: [{ route: TOKEN_ROUTE, fault: '503', count: 1_000 }] });
+    const client = clientFor('t1', { retries: 0, requestMs: 800 });
+    const err = await client.listContacts({ size: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // Before: the provider's wait, aborted by the request's own budget, escaped as ABORTED (retryable: false), and a
+    // sync run took it for a failure of every record rather than a service that is down for now.
+    expect(err).toBeInstanceOf(TransientError);
+    expect((err as TransientError).retryable).toBe(true);
+    expect((err as Error).message).toMatch(/no token lease within the time budget/);
+    expect(tokenCalls(s, '503')).toBeGreaterThan(0);
+    s.setFaults({ script: [] });
   });
 });
 
