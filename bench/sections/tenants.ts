@@ -53,7 +53,11 @@ export interface FleetRow extends FleetConfig {
   medianWaitS: number;
   maxWaitS: number;
   /** Each process: RSS once every first sync is done and after TENANT_IDLE_S; CPU over the first syncs (the spread of the work). */
-  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; peakRssMb: number; liveHeapMb: number; cpuS: number; schedulerWrites: number }[];
+  /**
+   * Also each process's CPU from its start to ready, and at the restart: on a machine (or core) of its own a worker is
+   * ready about that long after its start, where on this machine the processes share two cores with Redis.
+   */
+  perWorker: { rssAfterSyncsMb: number; rssIdleMb: number; peakRssMb: number; liveHeapMb: number; cpuS: number; schedulerWrites: number; readyCpuS: number; restartCpuS: number }[];
   /** The restart of every process, nothing changed: the last one ready, schedulers written (ideal 0). */
   restartReadyS: number;
   restartSchedulerWrites: number;
@@ -296,14 +300,16 @@ async function oneFleet(bench: Bench, cfg: TenantsConfig, folder: string, f: Fle
         liveHeapMb: mb(idle[i]!.heapUsedBytes),
         cpuS: round((afterSyncs[i]!.cpuUserUs + afterSyncs[i]!.cpuSystemUs - atReady[i]!.cpuUserUs - atReady[i]!.cpuSystemUs) / 1e6),
         schedulerWrites: afterSyncs[i]!.schedulerWrites ?? 0,
+        readyCpuS: round((atReady[i]!.cpuUserUs + atReady[i]!.cpuSystemUs) / 1e6, 2),
+        restartCpuS: round((restart[i]!.cpuUserUs + restart[i]!.cpuSystemUs) / 1e6, 2),
       })),
       restartReadyS: round(again.readyMs / 1000, 2),
       restartSchedulerWrites: restart.reduce((s, w) => s + (w.schedulerWrites ?? 0), 0),
     };
     bench.log(
-      `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (${row.schedulerWrites} schedulers written: ${row.perWorker.map((w) => w.schedulerWrites).join(' / ')}), ${row.firstSyncsDone} first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
+      `  ${f.tenants} tenants on ${f.workers} workers (${f.site} Redis): ready ${row.readyS} s (CPU to ready ${row.perWorker.map((w) => w.readyCpuS).join(' / ')} s; ${row.schedulerWrites} schedulers written: ${row.perWorker.map((w) => w.schedulerWrites).join(' / ')}), ${row.firstSyncsDone} first syncs done ${row.firstSyncsS} s later (median wait ${row.medianWaitS} s); ` +
         `per worker RSS idle ${row.perWorker.map((w) => w.rssIdleMb).join(' / ')} MB (after syncs ${row.perWorker.map((w) => w.rssAfterSyncsMb).join(' / ')}; peak ${row.perWorker.map((w) => w.peakRssMb).join(' / ')}; live heap ${row.perWorker.map((w) => w.liveHeapMb).join(' / ')}), CPU over the first syncs ${row.perWorker.map((w) => w.cpuS).join(' / ')} s; ` +
-        `restart ready ${row.restartReadyS} s, ${row.restartSchedulerWrites} schedulers written`,
+        `restart ready ${row.restartReadyS} s (CPU to ready ${row.perWorker.map((w) => w.restartCpuS).join(' / ')} s), ${row.restartSchedulerWrites} schedulers written`,
     );
     return row;
   } finally {
