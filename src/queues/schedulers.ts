@@ -7,7 +7,7 @@
  * schedulers: bullmq #2876, #3381). No deduplication in a scheduler's template (bullmq #2954): a tick enqueues a
  * deduplicated job instead.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { canonicalJson } from '../canonical-json.js';
@@ -61,6 +61,13 @@ const SHARD_SIZE = 5_000;
 const SHARD_LOCK_TTL_MS = 30_000;
 /** A shard another process holds: waited for this long, then its schedulers are checked (the other one wrote them). */
 const SHARD_WAIT_MS = 10_000;
+/**
+ * A shard whose wanted set was checked in full this recently (its digest matched, its schedulers' next jobs were
+ * there) by any process is not checked again: a fleet starting together checks each shard once, not once a process
+ * (four workers of 40,000 tenants each read all 120,000 next times and next jobs). The time is the checker's clock:
+ * a fleet's machines keep theirs within a second of each other.
+ */
+const SHARD_FRESH_MS = 30_000;
 
 /** The shard of a scheduler id among `count`. */
 function shardOf(id: string, count: number): number {
@@ -73,6 +80,8 @@ export interface EnsuredSchedulers {
   unchanged: number;
   /** Shards another process held throughout the wait (it was putting them in place); absent when none. */
   busy?: number[];
+  /** Shards another process had checked within SHARD_FRESH_MS, as wanted here: not read again; absent when none. */
+  checkedElsewhere?: number;
 }
 
 /**
@@ -110,12 +119,26 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   const ctx: ShardContext = { queue, client, name: job.name, opts: job.scheduledOptions, count, index: undefined };
   const total: EnsuredSchedulers = { upserted: [], removed: [], unchanged: 0 };
   let shortPath = 0;
+  let fresh = 0;
+  const digests = shards.map((shard) => digestOf(shard, ctx.opts, count));
   const tryShard = async (i: number, waitMs: number): Promise<boolean> => {
+    // Checked a moment ago by another process, as wanted here: nothing to read (no lock taken either).
+    if (await checkedLately(ctx, i, digests[i]!)) {
+      total.unchanged += shards[i]!.size;
+      fresh++;
+      return true;
+    }
     const lock = new RedisLock(client, queue.toKey(`schedulers-lock:${job.name}:${String(i)}`), SHARD_LOCK_TTL_MS);
     if (!(waitMs > 0 ? await lock.acquireWithin(waitMs) : await lock.acquire())) return false;
     const held = keepAlive(lock, SHARD_LOCK_TTL_MS / 3);
     try {
-      const done = await ensureShard(ctx, i, shards[i]!, held.signal);
+      // The holder waited for may have just checked it.
+      if (waitMs > 0 && (await checkedLately(ctx, i, digests[i]!))) {
+        total.unchanged += shards[i]!.size;
+        fresh++;
+        return true;
+      }
+      const done = await ensureShard(ctx, i, shards[i]!, digests[i]!, held.signal);
       total.upserted.push(...done.upserted);
       total.removed.push(...done.removed);
       total.unchanged += done.unchanged;
@@ -139,10 +162,10 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   const order = new Map([...schedulers.keys()].map((id, n) => [id, n]));
   total.upserted.sort((a, b) => order.get(a)! - order.get(b)!);
   logger?.info(
-    { job: job.name, upserted: total.upserted.length, unchanged: total.unchanged, removed: total.removed.slice(0, 20), removedCount: total.removed.length, shards: count, unchangedShards: shortPath, busy },
+    { job: job.name, upserted: total.upserted.length, unchanged: total.unchanged, removed: total.removed.slice(0, 20), removedCount: total.removed.length, shards: count, unchangedShards: shortPath, checkedElsewhere: fresh, busy },
     'schedulers in place',
   );
-  return busy.length > 0 ? { ...total, busy } : total;
+  return { ...total, ...(busy.length > 0 ? { busy } : {}), ...(fresh > 0 ? { checkedElsewhere: fresh } : {}) };
 }
 
 type Wanted = Map<string, { data: unknown; repeat: WantedScheduler<ScheduledJob>['repeat'] }>;
@@ -161,6 +184,37 @@ interface ShardContext {
 function digestOf(schedulers: Wanted, opts: unknown, count: number): string {
   const entries = [...schedulers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, w]) => [id, w.data, w.repeat]);
   return createHash('sha256').update(canonicalJson({ opts: opts ?? null, count, entries })).digest('hex');
+}
+
+/**
+ * Who checked a shard: a connection of a process (each process has its own), so a process's own later call always
+ * checks (a call after a stopped scheduler mends it) while another process's skips what was checked a moment ago.
+ */
+const checkers = new WeakMap<object, string>();
+function checkerOf(client: Redis): string {
+  let id = checkers.get(client);
+  if (id === undefined) checkers.set(client, (id = randomUUID()));
+  return id;
+}
+
+/** The hash of when each shard was last checked in full and by whom (`<ms> <process>`, the checker's clock), beside its digest. */
+function checkedKey(ctx: ShardContext): string {
+  return ctx.queue.toKey(`schedulers-checked:${ctx.name}`);
+}
+
+function checkedNow(ctx: ShardContext): string {
+  return `${String(Date.now())} ${checkerOf(ctx.client)}`;
+}
+
+/** Whether shard `i` holds `digest` and was checked within SHARD_FRESH_MS by another process. */
+async function checkedLately(ctx: ShardContext, i: number, digest: string): Promise<boolean> {
+  const field = `${String(i)}/${String(ctx.count)}`;
+  const [kept, checked] = await Promise.all([ctx.client.hget(ctx.queue.toKey(`schedulers-digests:${ctx.name}`), field), ctx.client.hget(checkedKey(ctx), field)]);
+  if (kept !== digest || checked === null) return false;
+  const [at, by] = checked.split(' ');
+  if (by === checkerOf(ctx.client)) return false;
+  const age = Date.now() - Number(at);
+  return Number.isFinite(age) && age >= -SHARD_FRESH_MS && age < SHARD_FRESH_MS;
 }
 
 /** Each id's next time in the queue's scheduler index (ZMSCORE, 1,000 ids a command). */
@@ -196,11 +250,10 @@ async function indexedIn(ctx: ShardContext, i: number): Promise<readonly string[
  * One shard, under its lock. Its digest gone before the first write and set after the last: a start that dies
  * half-way leaves none, and the next one reads the shard back in full.
  */
-async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: AbortSignal): Promise<{ upserted: string[]; removed: string[]; unchanged: number; short: boolean }> {
+async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, digest: string, signal: AbortSignal): Promise<{ upserted: string[]; removed: string[]; unchanged: number; short: boolean }> {
   const { queue, client, name, opts, count } = ctx;
   const digests = queue.toKey(`schedulers-digests:${name}`);
   const field = `${String(i)}/${String(count)}`;
-  const digest = digestOf(shard, opts, count);
   const ids = [...shard.keys()];
   const [next, kept] = await Promise.all([nextOf(ctx, ids), client.hget(digests, field)]);
   if (kept === digest) {
@@ -208,9 +261,11 @@ async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: 
     const live = await liveOf(queue, client, ids.map((id) => [id, next.get(id)] as const));
     const upserted = ids.filter((id) => !live.has(id));
     await upsertAll(queue, name, opts, shard, upserted, signal);
+    signal.throwIfAborted();
+    await client.hset(checkedKey(ctx), field, checkedNow(ctx));
     return { upserted, removed: [], unchanged: ids.length - upserted.length, short: true };
   }
-  await client.hdel(digests, field);
+  await Promise.all([client.hdel(digests, field), client.hdel(checkedKey(ctx), field)]);
   // A scheduler in place whose next job is gone has stopped (bullmq #3381): it is upserted again. Whether the job is
   // there is one EXISTS of its hash, pipelined (getJobState looked through the wait list, O(waiting jobs) each).
   const had = new Map<string, JobSchedulerJson>();
@@ -242,10 +297,13 @@ async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, signal: 
   if (i === 0) {
     const stale = (await client.hkeys(digests)).filter((f) => !f.endsWith(`/${String(count)}`));
     if (stale.length > 0) await client.hdel(digests, ...stale);
+    const staleChecked = (await client.hkeys(checkedKey(ctx))).filter((f) => !f.endsWith(`/${String(count)}`));
+    if (staleChecked.length > 0) await client.hdel(checkedKey(ctx), ...staleChecked);
     await client.del(queue.toKey(`schedulers-digest:${name}`));
   }
   signal.throwIfAborted();
   await client.hset(digests, field, digest);
+  await client.hset(checkedKey(ctx), field, checkedNow(ctx));
   return { upserted, removed, unchanged: ids.length - upserted.length, short: false };
 }
 

@@ -145,10 +145,30 @@ describe('ensureSchedulers', () => {
     expect(b.unchanged + b.upserted.length).toBe(12_000);
     expect(a.busy).toBeUndefined();
     expect(b.busy).toBeUndefined();
+    // Each shard checked once between them: what one had just put in place the other did not read again.
+    expect((a.checkedElsewhere ?? 0) + (b.checkedElsewhere ?? 0)).toBe(3);
     expect(await q.getJobSchedulersCount()).toBe(12_000);
     // One next job a scheduler: none made twice.
     expect(await q.getJobCountByTypes('wait', 'delayed', 'prioritized')).toBe(12_000);
     expect(await redis.hlen(q.toKey('schedulers-digests:schedule-tick'))).toBe(3);
+    // A scheduler stopped since (its next job gone, bullmq #3381). A third process a moment later reads nothing (the
+    // shards were checked just now, as it wants them); once the checks are older than the window, it looks and mends it.
+    const third = redis.duplicate();
+    onTestFinished(() => void third.disconnect());
+    const q3 = new Queue(QUEUES.schedule, { connection: third, prefix });
+    onTestFinished(() => q3.close());
+    const stopped = (await q.getJobSchedulers(0, 0))[0]!;
+    const lost = `repeat:${stopped.key}:${String(stopped.next)}`;
+    await redis.zrem(q.toKey('delayed'), lost);
+    await redis.lrem(q.toKey('wait'), 0, lost);
+    expect(await redis.del(q.toKey(lost))).toBe(1);
+    expect(await ensureSchedulers(q3, 'tick', wanted)).toMatchObject({ upserted: [], unchanged: 12_000, checkedElsewhere: 3 });
+    const checked = q.toKey('schedulers-checked:schedule-tick');
+    for (const [field, value] of Object.entries(await redis.hgetall(checked))) await redis.hset(checked, field, `${String(Date.now() - 31_000)} ${value.split(' ')[1]!}`);
+    const aged = await ensureSchedulers(q3, 'tick', wanted);
+    expect(aged.upserted).toEqual([stopped.key]);
+    expect(aged.checkedElsewhere).toBeUndefined();
+    expect(await q.getJobCountByTypes('wait', 'delayed', 'prioritized')).toBe(12_000);
     // A shard count that changes (2,000 tenants: one shard)
     // reads back what is there, writes nothing unchanged, prunes what is gone and keeps only the new count's digests.
     const fewer = wanted.slice(0, 4_000);
