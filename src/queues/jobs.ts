@@ -16,6 +16,7 @@ import { RUN_MODES } from '../glossary.js';
 import { NOTIFY_BACKOFF } from '../notify/backoff.js';
 import { notifyJobSchema } from '../notify/events.js';
 import { idOf, jobId, QUEUES, type IdPart } from './names.js';
+import { fastCheckOf, type FastCheck } from '../zod-fast-check.js';
 
 export const syncModeSchema = z.enum(RUN_MODES);
 export type SyncMode = z.infer<typeof syncModeSchema>;
@@ -241,10 +242,18 @@ export function dedupeOf<D>(parts: readonly IdPart<D>[], data: D): { id: string;
 
 /** The job's data, or an error naming the job and the bad fields (never the values). */
 export function parseJobData<K extends JobKey>(key: K, data: unknown): JobData<K> {
+  // The quick check first (a start of 40,000 tenants checks 120,000 schedulers' data): zod only for what it cannot pass.
+  if (quickCheckOf(key)?.(data)) return data as JobData<K>;
   const parsed = jobKind(key).schema.safeParse(data);
   if (parsed.success) return parsed.data;
   const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
   throw new Error(`invalid ${jobKind(key).name} job data: ${fields}`);
+}
+
+const quickChecks = new Map<JobKey, FastCheck | undefined>();
+function quickCheckOf(key: JobKey): FastCheck | undefined {
+  if (!quickChecks.has(key)) quickChecks.set(key, fastCheckOf(jobKind(key).schema));
+  return quickChecks.get(key);
 }
 
 /**

@@ -7,7 +7,7 @@
  * schedulers: bullmq #2876, #3381). No deduplication in a scheduler's template (bullmq #2954): a tick enqueues a
  * deduplicated job instead.
  */
-import { createHash, randomInt, randomUUID } from 'node:crypto';
+import { createHash, hash, randomInt, randomUUID } from 'node:crypto';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { canonicalJson } from '../canonical-json.js';
@@ -71,7 +71,7 @@ const SHARD_FRESH_MS = 30_000;
 
 /** The shard of a scheduler id among `count`. */
 function shardOf(id: string, count: number): number {
-  return count === 1 ? 0 : createHash('sha256').update(id).digest().readUInt32BE(0) % count;
+  return count === 1 ? 0 : hash('sha256', id, 'buffer').readUInt32BE(0) % count;
 }
 
 export interface EnsuredSchedulers {
@@ -182,8 +182,20 @@ interface ShardContext {
 
 /** The wanted set of a shard (ids, data, repeat options and the job's scheduled options), as one digest. */
 function digestOf(schedulers: Wanted, opts: unknown, count: number): string {
-  const entries = [...schedulers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, w]) => [id, w.data, w.repeat]);
-  return createHash('sha256').update(canonicalJson({ opts: opts ?? null, count, entries })).digest('hex');
+  // The digest of canonicalJson({ opts, count, entries }), its text fed to the hash piece by piece (not one string of
+  // the whole shard): `{"count":…,"entries":[[id,data,repeat],…],"opts":…}`, keys in order.
+  const ids = [...schedulers.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const h = createHash('sha256').update(`{"count":${String(count)},"entries":[`);
+  let chunk = '';
+  ids.forEach((id, n) => {
+    const w = schedulers.get(id)!;
+    chunk += (n === 0 ? '' : ',') + canonicalJson([id, w.data, w.repeat]);
+    if (chunk.length >= 65_536) {
+      h.update(chunk);
+      chunk = '';
+    }
+  });
+  return h.update(`${chunk}],"opts":${canonicalJson(opts ?? null)}}`).digest('hex');
 }
 
 /**
@@ -342,7 +354,7 @@ async function upsertAll(queue: Queue, name: string, opts: unknown, schedulers: 
  * incremental run (at once, on `every`) reads everything already.
  */
 export function reconcileOffsetMs(tenantId: string, everyMs: number): number {
-  return 1 + (createHash('sha256').update(tenantId).digest().readUInt32BE(0) % Math.max(1, everyMs - 1));
+  return 1 + (hash('sha256', tenantId, 'buffer').readUInt32BE(0) % Math.max(1, everyMs - 1));
 }
 
 /** Two schedulers per tenant: incremental runs (`every` or `cron`) and the reconcile pass (`reconcileEvery`). */
