@@ -121,23 +121,21 @@ export async function ensureSchedulers<K extends ScheduledJob>(
   let shortPath = 0;
   let fresh = 0;
   const digests = shards.map((shard) => digestOf(shard, ctx.opts, count));
+  /** Checked a moment ago by another process, as wanted here: counted unchanged, nothing read. */
+  const checkedElsewhere = async (i: number): Promise<boolean> => {
+    if (!(await checkedLately(ctx, i, digests[i]!))) return false;
+    total.unchanged += shards[i]!.size;
+    fresh++;
+    return true;
+  };
   const tryShard = async (i: number, waitMs: number): Promise<boolean> => {
-    // Checked a moment ago by another process, as wanted here: nothing to read (no lock taken either).
-    if (await checkedLately(ctx, i, digests[i]!)) {
-      total.unchanged += shards[i]!.size;
-      fresh++;
-      return true;
-    }
+    // Before the lock (none taken for such a shard), and after waiting for a holder (which may have just checked it).
+    if (await checkedElsewhere(i)) return true;
     const lock = new RedisLock(client, queue.toKey(`schedulers-lock:${job.name}:${String(i)}`), SHARD_LOCK_TTL_MS);
     if (!(waitMs > 0 ? await lock.acquireWithin(waitMs) : await lock.acquire())) return false;
     const held = keepAlive(lock, SHARD_LOCK_TTL_MS / 3);
     try {
-      // The holder waited for may have just checked it.
-      if (waitMs > 0 && (await checkedLately(ctx, i, digests[i]!))) {
-        total.unchanged += shards[i]!.size;
-        fresh++;
-        return true;
-      }
+      if (waitMs > 0 && (await checkedElsewhere(i))) return true;
       const done = await ensureShard(ctx, i, shards[i]!, digests[i]!, held.signal);
       total.upserted.push(...done.upserted);
       total.removed.push(...done.removed);
@@ -307,15 +305,14 @@ async function ensureShard(ctx: ShardContext, i: number, shard: Wanted, digest: 
   // Digests of another shard count (the set grew or shrank past a shard's size) are dropped with the first shard,
   // and the one digest of a job's whole set that came before shards.
   if (i === 0) {
-    const stale = (await client.hkeys(digests)).filter((f) => !f.endsWith(`/${String(count)}`));
-    if (stale.length > 0) await client.hdel(digests, ...stale);
-    const staleChecked = (await client.hkeys(checkedKey(ctx))).filter((f) => !f.endsWith(`/${String(count)}`));
-    if (staleChecked.length > 0) await client.hdel(checkedKey(ctx), ...staleChecked);
+    for (const key of [digests, checkedKey(ctx)]) {
+      const stale = (await client.hkeys(key)).filter((f) => !f.endsWith(`/${String(count)}`));
+      if (stale.length > 0) await client.hdel(key, ...stale);
+    }
     await client.del(queue.toKey(`schedulers-digest:${name}`));
   }
   signal.throwIfAborted();
-  await client.hset(digests, field, digest);
-  await client.hset(checkedKey(ctx), field, checkedNow(ctx));
+  await Promise.all([client.hset(digests, field, digest), client.hset(checkedKey(ctx), field, checkedNow(ctx))]);
   return { upserted, removed, unchanged: ids.length - upserted.length, short: false };
 }
 
